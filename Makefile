@@ -1,0 +1,69 @@
+# mrxe top-level build.  Everything lands in build/:
+#   build/rdma_mrxe.ko  build/libmrxe-rdmav34.so  build/mrxectl  build/unit-tests
+# KDIR defaults to Debian 12's installed 6.1 headers (linux-headers-amd64).
+
+KVER	?= $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
+KDIR	?= /lib/modules/$(KVER)/build
+BUILD	:= $(CURDIR)/build
+DESTDIR	?=
+PREFIX	?= /usr
+MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+
+export KVER KDIR BUILD
+
+.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean
+
+all: module provider tool
+
+$(BUILD):
+	@mkdir -p $@
+
+module: | $(BUILD)
+	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64)" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	cp rdma_mrxe.ko $(BUILD)/rdma_mrxe.ko
+
+provider: | $(BUILD)
+	@if [ -f userspace-provider/Makefile ]; then $(MAKE) -C userspace-provider; fi
+
+tool: | $(BUILD)
+	@if [ -f tools/mrxectl/Makefile ]; then $(MAKE) -C tools/mrxectl; fi
+
+unit: | $(BUILD)
+	$(MAKE) -C tests/unit
+
+deps:
+	@bash tools/deps.sh
+
+# Host-side unit tests first, then the selftests inside the lab VM.
+check: all unit
+	$(MAKE) unit-check
+	$(MAKE) vm-check
+
+unit-check: unit
+	$(BUILD)/unit-tests
+
+vm-check: all
+	bash tools/labvm/run-selftests.sh
+
+# The README's "main job": boot the lab VM and show mrxe at work.
+demo: all
+	bash tools/labvm/demo.sh
+
+install: all
+	install -D -m 0644 $(BUILD)/rdma_mrxe.ko $(DESTDIR)/lib/modules/$(KVER)/updates/rdma_mrxe.ko
+	@if [ -f $(BUILD)/libmrxe-rdmav34.so ]; then \
+		install -D -m 0755 $(BUILD)/libmrxe-rdmav34.so $(DESTDIR)$(PREFIX)/lib/$(MULTIARCH)/libibverbs/libmrxe-rdmav34.so; \
+		install -D -m 0644 userspace-provider/mrxe.driver $(DESTDIR)/etc/libibverbs.d/mrxe.driver; \
+		install -D -m 0644 userspace-provider/mrxedv.h $(DESTDIR)$(PREFIX)/include/infiniband/mrxedv.h; \
+	fi
+	@if [ -f $(BUILD)/mrxectl ]; then install -D -m 0755 $(BUILD)/mrxectl $(DESTDIR)$(PREFIX)/sbin/mrxectl; fi
+	install -D -m 0644 include/uapi/rdma/mrxe-abi.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-abi.h
+	install -D -m 0644 include/uapi/rdma/mrxe-netlink.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-netlink.h
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	-$(MAKE) -C userspace-provider clean 2>/dev/null
+	-$(MAKE) -C tests/unit clean 2>/dev/null
+	rm -rf $(BUILD)
