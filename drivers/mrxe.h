@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * mrxe: soft-RoCE with a MetaRoCE transport.  Core definitions shared by
+ * every pipeline stage.
+ *
+ * File map (one file per stage, as rxe):
+ *   mrxe_main.c   module init/exit, rdma_link_ops, device register/unregister
+ *   mrxe_net.c    per-netns UDP/4791 sockets, transmit, receive entry
+ *   mrxe_verbs.c  ib_device_ops glue; mrxe_{pd,mr,mw,cq,qp,srq,ah}.c objects
+ *   mrxe_queue.c  shared rings (mmap) and kernel-owned rings
+ *   mrxe_recv.c   packet validation and dispatch to responder/completer
+ *   mrxe_req.c    requester, mrxe_resp.c responder, mrxe_comp.c completer
+ *   proto/        pure-C protocol logic (wire format, SACK, paths, CC)
+ *
+ * Ownership of the structs below: each struct is edited only by the files
+ * that own the object; everyone else reads it through the helpers below.
+ */
+#ifndef MRXE_H
+#define MRXE_H
+
+#include <linux/module.h>
+#include <linux/skbuff.h>
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
+#include <linux/refcount.h>
+#include <linux/completion.h>
+#include <linux/workqueue.h>
+#include <linux/hrtimer.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_umem.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include <rdma/mrxe-abi.h>
+#include "mrxe_shim.h"
+#include "mrxe_ring.h"
+#include "mrxe_param.h"
+#include "mrxe_pipe.h"
+#include "mrxe_compat.h"
+
+#define DRV_NAME	"rdma_mrxe"
+
+#define mrxe_dbg_dev(dev, fmt, ...) \
+	ibdev_dbg(&(dev)->ib_dev, "%s: " fmt, __func__, ##__VA_ARGS__)
+#define mrxe_err_dev(dev, fmt, ...) \
+	ibdev_err_ratelimited(&(dev)->ib_dev, "%s: " fmt, __func__, ##__VA_ARGS__)
+
+struct mrxe_net;	/* per-netns socket state, mrxe_net.c */
+
+/* Device counters exported through rdma hw_stats (mrxe_hw_counters.c). */
+enum mrxe_counter {
+	MRXE_CNT_SENT_PKTS,
+	MRXE_CNT_RCVD_PKTS,
+	MRXE_CNT_SENT_BYTES,
+	MRXE_CNT_RCVD_BYTES,
+	MRXE_CNT_RETRANS_PKTS,
+	MRXE_CNT_RETRANS_TIMEOUTS,
+	MRXE_CNT_RCV_DUP_REQ,
+	MRXE_CNT_SEQ_ERR_NAKS_SENT,
+	MRXE_CNT_SEQ_ERR_NAKS_RCVD,
+	MRXE_CNT_RNR_NAKS_SENT,
+	MRXE_CNT_RNR_NAKS_RCVD,
+	MRXE_CNT_RCV_DROPPED,		/* malformed/unknown QP/bad ICRC */
+	MRXE_CNT_ICRC_ERR,
+	MRXE_CNT_QKEY_VIOLATION,
+	MRXE_CNT_COMPLETER_ERR,
+	MRXE_CNT_RESPONDER_ERR,
+	MRXE_CNT_LINK_DOWNED,
+	MRXE_CNT_ECN_MARKED,
+	MRXE_CNT_CNP_SENT,
+	MRXE_CNT_CNP_RCVD,
+	MRXE_CNT_MODE_MISMATCH,
+	MRXE_NUM_COUNTERS,
+};
+
+/* Device-wide MetaRoCE defaults, changed through netlink (mrxe_nl.c). */
+struct mrxe_dev_cfg {
+	u32	transport_mode;		/* enum mrxe_transport_mode */
+	u32	num_paths;		/* 1..MRXE_MAX_PATHS */
+	bool	ecn;			/* mark ECT(0) */
+	u32	cnp_interval_us;
+};
+
+struct mrxe_dev {
+	struct ib_device	ib_dev;
+	struct ib_device_attr	attr;		/* constant after register */
+
+	/*
+	 * Bound netdev and its namespace.  ndev is held (netdev_hold) for the
+	 * device lifetime; net is the netdev's namespace at link time, whose
+	 * UDP socket (mrxe_net) carries our packets.
+	 */
+	struct net_device	*ndev;
+	netdevice_tracker	ndev_tracker;
+	struct mrxe_net		*mnet;
+	struct list_head	list;		/* mrxe_dev_list, under mrxe_dev_mutex */
+
+	/* port_lock protects port_attr (state/mtu follow the netdev) */
+	spinlock_t		port_lock;
+	struct ib_port_attr	port_attr;
+
+	/*
+	 * Object tables: qpn -> mrxe_qp, key index -> mrxe_mr/mrxe_mw,
+	 * ah_num -> mrxe_ah, srq_num -> mrxe_srq.  xarrays carry their own
+	 * locks; lookups from the packet path run under rcu_read_lock() and
+	 * take a reference with refcount_inc_not_zero().
+	 */
+	struct xarray		qp_xa;
+	struct xarray		mr_xa;		/* index = key >> 8 */
+	struct xarray		ah_xa;
+	struct xarray		srq_xa;
+	u32			next_qpn;	/* under qp_xa's lock */
+	atomic_t		num_qp, num_cq, num_pd, num_mr, num_mw,
+				num_srq, num_ah, num_ucontext;
+
+	struct mrxe_dev_cfg	cfg;		/* under cfg_lock */
+	spinlock_t		cfg_lock;
+
+	atomic64_t		stats[MRXE_NUM_COUNTERS];
+
+	/* Workqueue running the per-QP requester/responder/completer work. */
+	struct workqueue_struct	*wq;
+};
+
+static inline struct mrxe_dev *to_mdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mrxe_dev, ib_dev);
+}
+
+static inline void mrxe_counter_inc(struct mrxe_dev *dev, enum mrxe_counter c)
+{
+	atomic64_inc(&dev->stats[c]);
+}
+
+static inline void mrxe_counter_add(struct mrxe_dev *dev, enum mrxe_counter c,
+				    s64 v)
+{
+	atomic64_add(v, &dev->stats[c]);
+}
+
+/* Shared (mmap'able) or kernel-only ring. */
+struct mrxe_queue {
+	struct mrxe_dev		*dev;
+	struct mrxe_ring_hdr	*buf;		/* vmalloc_user() memory */
+	size_t			buf_size;
+	u32			log2_elem_size;
+	u32			index_mask;
+	bool			is_user;
+	struct rdma_user_mmap_entry *mmap_entry;	/* NULL for kernel rings */
+	/*
+	 * Private copies of the index we own; the shared copy in buf is only
+	 * ever written by its owner, the other one is re-read and validated.
+	 */
+	u32			prod;		/* kernel-produced rings */
+	u32			cons;		/* kernel-consumed rings */
+	spinlock_t		lock;		/* serialises kernel producers */
+};
+
+struct mrxe_ucontext {
+	struct ib_ucontext	ibuc;
+};
+
+struct mrxe_pd {
+	struct ib_pd		ibpd;
+	atomic_t		num_mr;		/* MRs/MWs/AHs on this PD */
+};
+
+enum mrxe_mr_type {
+	MRXE_MR_USER,
+	MRXE_MR_DMA,
+	MRXE_MR_FAST_REG,
+};
+
+enum mrxe_mr_state {
+	MRXE_MR_INVALID,
+	MRXE_MR_FREE,
+	MRXE_MR_VALID,
+};
+
+struct mrxe_mr {
+	struct ib_mr		ibmr;
+	refcount_t		ref;		/* packet-path users + 1 */
+	struct completion	released;
+	enum mrxe_mr_type	type;
+	enum mrxe_mr_state	state;		/* fast-reg/invalidate */
+	int			access;
+	u64			iova;
+	u64			length;
+	struct ib_umem		*umem;		/* MRXE_MR_USER */
+	struct page		**pages;	/* page per PAGE_SIZE of iova range */
+	u32			npages;
+	u64			*fr_pages;	/* fast-reg page list (dma addrs) */
+	u32			fr_max, fr_n;
+	u32			page_shift;
+	atomic_t		num_mw;
+};
+
+struct mrxe_mw {
+	struct ib_mw		ibmw;
+	refcount_t		ref;
+	enum mrxe_mr_state	state;
+	struct mrxe_mr		*mr;		/* bound MR (ref held) */
+	struct mrxe_qp		*qp;		/* type 2: bound QP */
+	int			access;
+	u64			addr;
+	u64			length;
+};
+
+struct mrxe_cq {
+	struct ib_cq		ibcq;
+	struct mrxe_queue	*queue;
+	spinlock_t		cq_lock;	/* producers of queue, notify */
+	u8			notify;		/* IB_CQ_SOLICITED / NEXT_COMP */
+	bool			is_user;
+	bool			is_dying;
+	struct work_struct	comp_work;	/* runs comp_handler */
+};
+
+struct mrxe_srq {
+	struct ib_srq		ibsrq;
+	refcount_t		ref;
+	struct mrxe_queue	*rq;
+	spinlock_t		rq_lock;	/* kernel consumers of rq */
+	u32			srq_num;
+	u32			limit;		/* 0 = disarmed */
+	u32			max_sge;
+	bool			is_user;
+};
+
+/* Resolved address vector (RoCEv2: IPv4 or IPv6 over UDP). */
+struct mrxe_av {
+	u8			network_type;	/* RDMA_NETWORK_IPV4/IPV6 */
+	u8			dmac[ETH_ALEN];
+	struct ib_global_route	grh;
+	union {
+		struct sockaddr_in	v4;
+		struct sockaddr_in6	v6;
+	} saddr, daddr;
+};
+
+struct mrxe_ah {
+	struct ib_ah		ibah;
+	struct mrxe_av		av;
+	u32			ah_num;
+	bool			is_user;
+};
+
+struct mrxe_qp {
+	struct ib_qp		ibqp;
+	refcount_t		ref;		/* packet-path users + 1 */
+	struct completion	released;
+	bool			is_user;
+	struct mrxe_pd		*pd;
+	struct mrxe_cq		*scq, *rcq;
+	struct mrxe_srq		*srq;
+	struct mrxe_queue	*sq, *rq;
+	spinlock_t		sq_lock;	/* kernel posters of sq */
+	spinlock_t		rq_lock;	/* kernel posters/consumers of rq */
+	u32			sq_max_sge, rq_max_sge, max_inline;
+
+	/*
+	 * state_lock protects attr, state and av: written by modify_qp and by
+	 * the pipeline moving the QP to ERROR, read by everyone.
+	 */
+	spinlock_t		state_lock;
+	enum ib_qp_state	state;
+	struct ib_qp_attr	attr;
+	struct mrxe_av		av;		/* primary path */
+	u32			mtu;		/* bytes, from path_mtu */
+
+	/* MetaRoCE: resolved at create (DEFAULT -> device cfg). */
+	u32			transport_mode;
+	u32			num_paths;
+
+	struct mrxe_req_state	req;
+	struct mrxe_resp_state	resp;
+	struct mrxe_comp_state	comp;
+};
+
+static inline struct mrxe_pd *to_mpd(struct ib_pd *pd)
+{
+	return pd ? container_of(pd, struct mrxe_pd, ibpd) : NULL;
+}
+
+static inline struct mrxe_mr *to_mmr(struct ib_mr *mr)
+{
+	return mr ? container_of(mr, struct mrxe_mr, ibmr) : NULL;
+}
+
+static inline struct mrxe_mw *to_mmw(struct ib_mw *mw)
+{
+	return mw ? container_of(mw, struct mrxe_mw, ibmw) : NULL;
+}
+
+static inline struct mrxe_cq *to_mcq(struct ib_cq *cq)
+{
+	return cq ? container_of(cq, struct mrxe_cq, ibcq) : NULL;
+}
+
+static inline struct mrxe_srq *to_msrq(struct ib_srq *srq)
+{
+	return srq ? container_of(srq, struct mrxe_srq, ibsrq) : NULL;
+}
+
+static inline struct mrxe_ah *to_mah(struct ib_ah *ah)
+{
+	return ah ? container_of(ah, struct mrxe_ah, ibah) : NULL;
+}
+
+static inline struct mrxe_qp *to_mqp(struct ib_qp *qp)
+{
+	return qp ? container_of(qp, struct mrxe_qp, ibqp) : NULL;
+}
+
+static inline struct mrxe_dev *qp_dev(struct mrxe_qp *qp)
+{
+	return to_mdev(qp->ibqp.device);
+}
+
+/* ---- mrxe_main.c ---- */
+extern struct mutex mrxe_dev_mutex;	/* protects mrxe_dev_list */
+extern struct list_head mrxe_dev_list;
+void mrxe_port_update(struct mrxe_dev *dev);	/* netdev state/MTU changed */
+
+/* ---- mrxe_net.c ---- */
+int mrxe_net_init(void);
+void mrxe_net_exit(void);
+int mrxe_net_attach(struct mrxe_dev *dev);	/* get/create netns socket */
+void mrxe_net_detach(struct mrxe_dev *dev);
+/*
+ * Transmit one RoCEv2 packet: skb->data points at the BTH and the skb has
+ * MRXE_SKB_HEADROOM of headroom; mrxe_net adds UDP/IP/Ethernet.  sport is the
+ * per-packet UDP source port (multipath entropy).  Consumes skb.
+ */
+int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
+		  struct sk_buff *skb, u16 sport, u8 ecn);
+struct sk_buff *mrxe_net_alloc_skb(struct mrxe_dev *dev,
+				   const struct mrxe_av *av, int payload_len);
+int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
+		      const struct rdma_ah_attr *attr);
+/* Receive hook, implemented by mrxe_recv.c: skb->data at the BTH. */
+void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb);
+
+/* ---- object lookups (mrxe_qp.c, mrxe_mr.c, ...) ---- */
+struct mrxe_qp *mrxe_qp_get(struct mrxe_dev *dev, u32 qpn);
+void mrxe_qp_put(struct mrxe_qp *qp);
+struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key);
+void mrxe_mr_put(struct mrxe_mr *mr);
+struct mrxe_ah *mrxe_ah_get(struct mrxe_dev *dev, u32 ah_num);
+
+#endif /* MRXE_H */
