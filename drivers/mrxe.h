@@ -348,4 +348,62 @@ struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key);
 void mrxe_mr_put(struct mrxe_mr *mr);
 struct mrxe_ah *mrxe_ah_get(struct mrxe_dev *dev, u32 ah_num);
 
+
+/* ---- mrxe_queue.c: rings ---- */
+/*
+ * Consumer side (kernel consumes SQ/RQ/SRQ rings).  Returns the slot at the
+ * consumer index, or NULL when empty.  Re-reads the user-written producer
+ * index with acquire semantics and treats an inconsistent one as empty
+ * (and counts it).  Callers copy the WQE out before validating it.
+ */
+void *mrxe_queue_head(struct mrxe_queue *q);
+void mrxe_queue_advance(struct mrxe_queue *q);		/* consumer++ */
+u32 mrxe_queue_count(struct mrxe_queue *q);
+static inline u32 mrxe_queue_elem_size(const struct mrxe_queue *q)
+{
+	return 1U << q->log2_elem_size;
+}
+
+/* ---- mrxe_cq.c ---- */
+/* Post one completion; -EOVERFLOW raises IB_EVENT_CQ_ERR. Any context. */
+int mrxe_cq_post(struct mrxe_cq *cq, const struct mrxe_cqe *cqe, bool solicited);
+
+/* ---- mrxe_mr.c: memory access for the data path ---- */
+enum mrxe_copy_dir {
+	MRXE_COPY_TO_MR,	/* buf -> memory */
+	MRXE_COPY_FROM_MR,	/* memory -> buf */
+};
+
+/*
+ * Local access through an SGE list (IBA 10.6.3.1 lkey checks: same PD,
+ * access rights, bounds).  Copies len bytes starting offset bytes into the
+ * list.  Returns 0, -EINVAL (bad lkey/bounds) or -EACCES (access rights).
+ */
+int mrxe_sgl_copy(struct mrxe_pd *pd, const struct mrxe_sge *sge, u32 num_sge,
+		  u32 offset, void *buf, u32 len, enum mrxe_copy_dir dir,
+		  int access);
+
+/*
+ * Remote access (IBA 9.7.4.1.4 / 10.6.3.2): resolve an rkey (MR or bound
+ * MW) for [va, va+len) with the IB_ACCESS_REMOTE_* bits in access, on qp's
+ * PD.  On success returns 0 and a referenced MR in *mrp (release with
+ * mrxe_mr_put()); -EACCES/-EINVAL otherwise (caller NAKs remote access
+ * error).
+ */
+int mrxe_rkey_resolve(struct mrxe_qp *qp, u32 rkey, u64 va, u32 len,
+		      int access, struct mrxe_mr **mrp);
+int mrxe_mr_copy(struct mrxe_mr *mr, u64 iova, void *buf, u32 len,
+		 enum mrxe_copy_dir dir);
+/* 8-byte atomic at iova (must be 8-aligned): IB_WR_ATOMIC_* semantics. */
+int mrxe_mr_atomic(struct mrxe_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		   u64 swap_add, u64 *orig);
+/* Local invalidate / fast-reg / MW bind executed from the send queue. */
+int mrxe_invalidate_key(struct mrxe_qp *qp, u32 key);
+int mrxe_fast_reg(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe);
+int mrxe_bind_mw(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe);
+
+/* ---- mrxe_qp.c ---- */
+/* Move the QP to ERROR (async event, flush happens in the pipeline). */
+void mrxe_qp_error(struct mrxe_qp *qp);
+
 #endif /* MRXE_H */
