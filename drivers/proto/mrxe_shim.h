@@ -20,19 +20,19 @@
 #include <stdint.h>
 #include <string.h>
 #include <endian.h>
+/*
+ * Take __u64/__be64 & co from the uapi header so that this shim can be
+ * combined with <linux/types.h> (pulled in by rdma/mrxe-abi.h and by
+ * libc/gtest headers): a second, different typedef would not compile.
+ */
+#include <linux/types.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
-#ifndef __bitwise
-#define __bitwise
-#endif
-typedef uint16_t __be16;
-typedef uint32_t __be32;
-typedef uint64_t __be64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
 
 #define cpu_to_be16(x) htobe16(x)
 #define cpu_to_be32(x) htobe32(x)
