@@ -148,7 +148,7 @@ struct mrxe_cqe {
 	__u8		network_hdr_type;
 	__u8		smac[6];
 	__u16		vlan_id;
-	__u32		reserved[3];
+	__u32		reserved[2];	/* pads the CQE to MRXE_CQE_SIZE (64) */
 };
 
 #define MRXE_CQE_SIZE		64
