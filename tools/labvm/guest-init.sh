@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stage-2 init of the lab VM: runs as PID 1 on the host root (read-only 9p)
+# after switch_root.  Mounts the pseudo filesystems and the read-write results
+# share, configures networking for two-guest runs, runs the command that
+# vm-run.sh left in the results share, stores its output, exit status and
+# dmesg there, and powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
+OUT=/run/labvm
+
+say() { echo "labvm-guest: $*" > /dev/console; }
+poweroff_now() {
+	sync
+	echo o > /proc/sysrq-trigger
+	sleep 10
+	exit 1
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+
+msize=262144
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	labvm_msize=*) msize=${arg#labvm_msize=} ;;
+	esac
+done
+mkdir -p $OUT
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=$msize,cache=none results $OUT; then
+	say "cannot mount the results share"
+	poweroff_now
+fi
+if [ ! -r $OUT/env.sh ] || [ ! -r $OUT/cmd.sh ]; then
+	say "results share lacks env.sh/cmd.sh"
+	poweroff_now
+fi
+# shellcheck disable=SC1091
+. $OUT/env.sh
+
+hostname "mrxe-vm${MRXE_VM_ROLE:-1}"
+ip link set lo up
+
+if [ -n "${MRXE_PEER_IP:-}" ]; then
+	modprobe virtio_net
+	for _ in $(seq 50); do
+		[ -e /sys/class/net/eth0 ] && break
+		sleep 0.1
+	done
+	ip link set eth0 up
+	ip addr add "$LABVM_SELF_IP/24" dev eth0
+	# Barrier: wait until the peer guest answers, so that CMD can start
+	# talking to it right away.
+	ok=0
+	for _ in $(seq "${LABVM_PEER_WAIT:-120}"); do
+		if ping -c1 -W1 "$MRXE_PEER_IP" >/dev/null 2>&1; then
+			ok=1
+			break
+		fi
+		sleep 0.2
+	done
+	[ $ok = 1 ] || say "peer $MRXE_PEER_IP did not answer; running CMD anyway"
+fi
+
+cut -d' ' -f1 /proc/uptime > $OUT/boot-seconds
+cd "$LABVM_CWD" || cd /
+say "running command (role ${MRXE_VM_ROLE:-1}, uptime $(cat $OUT/boot-seconds)s)"
+bash $OUT/cmd.sh < /dev/null > $OUT/output 2>&1
+rc=$?
+dmesg > $OUT/dmesg 2>&1
+echo $rc > $OUT/exit
+say "command exited with $rc"
+poweroff_now

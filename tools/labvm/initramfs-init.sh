@@ -1,0 +1,52 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the lab VM initramfs (busybox sh).  Loads the virtio-9p modules,
+# mounts the host root read-only, puts tmpfs on the writable places and
+# switch_roots into the stage-2 script named by labvm_init= on the cmdline.
+/bin/busybox mkdir -p /proc /sys /dev /bin
+/bin/busybox --install -s /bin
+export PATH=/bin
+
+fail() {
+	echo "labvm-initramfs: $*" > /dev/console
+	echo o > /proc/sysrq-trigger
+	sleep 5
+	poweroff -f
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+
+stage2=
+msize=262144
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	labvm_init=*) stage2=${arg#labvm_init=} ;;
+	labvm_msize=*) msize=${arg#labvm_msize=} ;;
+	esac
+done
+
+for m in $(cat /mods/order); do
+	insmod /mods/$m || fail "insmod $m failed"
+done
+
+# cache=loose: the root is read-only for the guest and a VM lives for one run.
+# The virtio-9p channel can show up a moment after virtio_pci's probe.
+i=0
+until mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$msize,cache=loose \
+		hostroot /newroot 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "mounting the host root over 9p failed"
+	sleep 0.05
+done
+for d in tmp run var/tmp var/lib; do
+	mount -t tmpfs -o mode=1777 tmpfs /newroot/$d || fail "tmpfs on /$d failed"
+done
+chmod 0755 /newroot/run /newroot/var/lib
+
+[ -n "$stage2" ] && [ -x "/newroot$stage2" ] || fail "no stage-2 init '$stage2'"
+umount /dev 2>/dev/null
+umount /sys
+umount /proc
+exec switch_root /newroot "$stage2"

@@ -1,0 +1,252 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run a command as root inside a throw-away QEMU guest that boots Debian's 6.1
+# kernel with this machine's root filesystem shared read-only over virtio-9p.
+#
+#   tools/labvm/vm-run.sh [--two] [--timeout SECS] [--mem MB] [--live]
+#                         [--cwd DIR] [--append ARGS] -- CMD...
+#
+# One CMD argument is run as shell text (bash -c), several are run as argv.
+# In the guest CMD runs as root, cwd = the repository (or --cwd), with
+# MRXE_VM=1, MRXE_VM_ROLE=1|2, MRXE_RESULTS=<writable results dir>, and in
+# --two mode MRXE_PEER_IP (guest 1 is 10.77.0.1, guest 2 10.77.0.2 on eth0).
+# Host environment variables named MRXE_* and KSFT_* are passed through.
+#
+# Exit status: CMD's status (--two: the first non-zero of guest 1, guest 2);
+# 123 if CMD succeeded but the guest's dmesg shows BUG/Oops/WARNING/general
+# protection/Call Trace; 124 on timeout; 125 if a guest died without an exit
+# file (oops -> panic -> reboot, which QEMU turns into exit); 2 on usage or
+# setup errors.  Logs stay in build/labvm/runs/<run>/vmN/: output, dmesg,
+# exit, console.log, qemu.log, boot-seconds.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LABVM_DIR=${LABVM_DIR:-$REPO/build/labvm}
+BAD_RE='BUG:|Oops|WARNING:|general protection|Call Trace'
+
+usage() {
+	sed -n '3,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+log() { echo "labvm: $*" >&2; }
+die() { echo "labvm: error: $*" >&2; exit 2; }
+
+two=0
+timeout=${LABVM_TIMEOUT:-900}
+mem=${LABVM_MEM:-1024}
+live=0
+cwd=$REPO
+append=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--two) two=1 ;;
+	--timeout) timeout=${2:?}; shift ;;
+	--timeout=*) timeout=${1#*=} ;;
+	--mem) mem=${2:?}; shift ;;
+	--mem=*) mem=${1#*=} ;;
+	--live) live=1 ;;
+	--cwd) cwd=${2:?}; shift ;;
+	--append) append=${2:?}; shift ;;
+	-h|--help) usage ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+	shift
+done
+[ $# -gt 0 ] || usage
+[[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout wants seconds"
+[[ "$mem" =~ ^[0-9]+$ ]] || die "--mem wants MiB"
+
+# Kernel: Debian's 6.1 line (newest installed 6.1.*-amd64 with its modules).
+if [ -z "${LABVM_KVER:-}" ]; then
+	for k in $(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V); do
+		k=${k#/boot/vmlinuz-}
+		[ -d "/lib/modules/$k/kernel" ] && LABVM_KVER=$k
+	done
+fi
+KVER=${LABVM_KVER:-6.1.0-57-amd64}
+KERNEL=${LABVM_KERNEL:-/boot/vmlinuz-$KVER}
+[ -r "$KERNEL" ] || die "$KERNEL missing (bash tools/deps.sh installs linux-image-amd64)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (bash tools/deps.sh)"
+
+mkdir -p "$LABVM_DIR/runs"
+INITRD=$("$REPO/tools/labvm/mkinitramfs.sh" "$KVER") || die "building the initramfs failed"
+
+# Keep the 40 newest run directories.
+ls -1dt "$LABVM_DIR"/runs/*/ 2>/dev/null | tail -n +41 | xargs -r rm -rf
+
+RUN=$(mktemp -d "$LABVM_DIR/runs/$(date +%Y%m%d-%H%M%S)-XXXX") || die "mktemp failed"
+nvm=$((two + 1))
+
+cmdtext=
+if [ $# -eq 1 ]; then
+	cmdtext=$1
+else
+	cmdtext=$(printf '%q ' "$@")
+fi
+
+for i in $(seq $nvm); do
+	d=$RUN/vm$i
+	mkdir -p "$d"
+	printf '%s\n' "$cmdtext" > "$d/cmd.sh"
+	{
+		printf 'export MRXE_VM=1 MRXE_VM_ROLE=%d MRXE_RESULTS=/run/labvm\n' "$i"
+		printf 'export LABVM_CWD=%q LABVM_RUN_DIR=%q\n' "$cwd" "$d"
+		if [ $two = 1 ]; then
+			printf 'export LABVM_SELF_IP=10.77.0.%d MRXE_PEER_IP=10.77.0.%d\n' \
+				"$i" $((3 - i))
+		fi
+		# Pass MRXE_* / KSFT_* from the host (except the ones set above).
+		while IFS='=' read -r name _; do
+			case "$name" in
+			MRXE_VM|MRXE_VM_ROLE|MRXE_PEER_IP|MRXE_RESULTS) ;;
+			MRXE_*|KSFT_*) printf 'export %s=%q\n' "$name" "${!name}" ;;
+			esac
+		done < <(env)
+	} > "$d/env.sh"
+done
+
+pids=()
+tails=()
+cleanup() {
+	local p
+	for p in "${pids[@]}" "${tails[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+trap 'log "interrupted; logs in $RUN"; exit 130' INT TERM
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_vm INDEX [NETDEV-ARGS]: boots guest INDEX in the background.
+start_vm() {
+	local i=$1 net=${2:-} d=$RUN/vm$1
+	local -a nic=()
+	if [ -n "$net" ]; then
+		nic=(-netdev "socket,id=n0,$net"
+		     -device "virtio-net-pci,netdev=n0,mac=52:54:00:77:00:0$i")
+	fi
+	qemu-system-x86_64 \
+		-name "mrxe-labvm-$i" \
+		-accel tcg,thread=multi -cpu max -smp 1 -m "$mem" \
+		-nodefaults -no-user-config -display none -monitor none \
+		-no-reboot \
+		-serial "file:$d/console.log" \
+		-kernel "$KERNEL" -initrd "$INITRD" \
+		-append "console=ttyS0 panic=-1 oops=panic labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $append" \
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+		-virtfs "local,path=$d,mount_tag=results,security_model=none,multidevs=remap" \
+		-device virtio-rng-pci \
+		"${nic[@]}" \
+		> "$d/qemu.log" 2>&1 < /dev/null &
+	pids+=($!)
+}
+
+listening() {
+	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+}
+
+start_ms=$(($(date +%s%N) / 1000000))
+if [ $two = 1 ]; then
+	started=0
+	for attempt in 1 2 3 4 5; do
+		port=$(free_port) || die "cannot pick a free port (python3)"
+		start_vm 1 "listen=127.0.0.1:$port"
+		for _ in $(seq 100); do
+			listening "$port" && break
+			kill -0 "${pids[0]}" 2>/dev/null || break
+			sleep 0.05
+		done
+		if listening "$port"; then
+			started=1
+			break
+		fi
+		kill "${pids[0]}" 2>/dev/null; wait "${pids[0]}" 2>/dev/null
+		pids=()
+		log "port $port taken (attempt $attempt), retrying"
+	done
+	[ $started = 1 ] || die "guest 1 could not listen: $(cat "$RUN/vm1/qemu.log")"
+	start_vm 2 "connect=127.0.0.1:$port"
+else
+	start_vm 1
+fi
+
+if [ $live = 1 ]; then
+	for i in $(seq $nvm); do
+		touch "$RUN/vm$i/output"
+		if [ $two = 1 ]; then
+			tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null | sed -u "s/^/[vm$i] /" &
+		else
+			tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null &
+		fi
+		tails+=($!)
+	done
+fi
+
+timed_out=0
+deadline=$(( $(date +%s) + timeout ))
+while :; do
+	alive=0
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && alive=1
+	done
+	[ $alive = 0 ] && break
+	if [ "$(date +%s)" -ge $deadline ]; then
+		timed_out=1
+		for p in "${pids[@]}"; do
+			kill "$p" 2>/dev/null
+		done
+		break
+	fi
+	sleep 0.2
+done
+for p in "${pids[@]}"; do
+	wait "$p" 2>/dev/null
+done
+pids=()
+sleep 0.3
+for p in "${tails[@]}"; do
+	kill "$p" 2>/dev/null
+done
+tails=()
+ms=$(( $(date +%s%N) / 1000000 - start_ms ))
+elapsed=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
+
+status=0
+set_status() { [ $status = 0 ] && status=$1; }
+for i in $(seq $nvm); do
+	d=$RUN/vm$i
+	tag=vm$i
+	if [ $live = 0 ] && [ -e "$d/output" ]; then
+		[ $two = 1 ] && echo "===== $tag output ====="
+		cat "$d/output"
+	fi
+	if [ -s "$d/boot-seconds" ]; then
+		log "$tag: booted to CMD in $(cat "$d/boot-seconds") s (guest uptime)"
+	fi
+	if [ ! -s "$d/exit" ]; then
+		if [ $timed_out = 1 ]; then
+			log "$tag: TIMEOUT after $timeout s; console log: $d/console.log"
+			set_status 124
+		else
+			log "$tag: guest died without an exit status (oops/panic?); console log: $d/console.log"
+			grep -E -m 40 "$BAD_RE|Kernel panic|RIP:" "$d/console.log" >&2
+			[ -s "$d/qemu.log" ] && sed 's/^/qemu: /' "$d/qemu.log" >&2
+			set_status 125
+		fi
+		continue
+	fi
+	rc=$(cat "$d/exit")
+	if [ -f "$d/dmesg" ] && grep -E -q "$BAD_RE" "$d/dmesg"; then
+		log "$tag: kernel problems in dmesg ($d/dmesg):"
+		grep -E -B2 -A12 "$BAD_RE" "$d/dmesg" | head -n 80 >&2
+		[ "$rc" = 0 ] && rc=123
+	fi
+	[ "$rc" != 0 ] && log "$tag: exit status $rc"
+	set_status "$rc"
+done
+log "run took ${elapsed}s; logs: $RUN"
+exit $status
