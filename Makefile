@@ -28,6 +28,7 @@ provider: | $(BUILD)
 
 tool: | $(BUILD)
 	@if [ -f tools/mrxectl/Makefile ]; then $(MAKE) -C tools/mrxectl; fi
+	$(MAKE) -C tools/mrxe-verify
 
 unit: | $(BUILD)
 	$(MAKE) -C tests/unit
