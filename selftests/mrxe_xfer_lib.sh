@@ -1,0 +1,262 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the data-transfer selftests (mrxe_rc_integrity.sh,
+# mrxe_perftest.sh, mrxe_interop.sh, mrxe_ud_cm.sh, mrxe_pyverbs.sh).
+# Source after lib.sh.
+#
+# Topology (xfer_setup):
+#   mrxe (default):  namespaces NS_A and NS_B joined by a veth pair, an mrxe
+#                    device in each: DEV_A on VETH_A (IP_A), DEV_B on VETH_B
+#                    (IP_B).  Servers run in A, clients in B.
+#   MRXE_LINK_TYPE=rxe (validates the tests themselves against stock rxe):
+#                    stock rxe cannot work across namespaces (lab notes), so
+#                    one rxe device on a veth end in init_net, and both ends
+#                    of every transfer use it (rxe loopback).  Tests that
+#                    need a real wire (netem) skip in this mode.
+#
+# Prerequisites: a test skips, saying why, when something it needs has not
+# been built or written yet (module, provider, mrxe-verify, the data path);
+# once it exists, every failure is a failure.
+
+XFER_VERIFY=$MRXE_REPO/build/mrxe-verify
+XFER_PROVIDER=$MRXE_REPO/build/libmrxe-rdmav34.so
+XFER_DATAPATH_FILES="drivers/mrxe_req.c drivers/mrxe_resp.c drivers/mrxe_comp.c drivers/mrxe_recv.c"
+XFER_TMP=${MRXE_RESULTS:-/tmp}/xfer-$$
+XFER_LOOP=0
+[ "$MRXE_LINK_TYPE" = rxe ] && XFER_LOOP=1
+DEV_A=
+DEV_B=
+GID_A=
+GID_B=
+# Address the client connects to (the server's).
+SRV_IP=$IP_A
+
+mkdir -p "$XFER_TMP" 2>/dev/null || XFER_TMP=/tmp/xfer-$$
+mkdir -p "$XFER_TMP"
+
+# libibverbs loads RDMAV_DRIVERS in addition to the system providers listed
+# in /etc/libibverbs.d (rdma-core v44 libibverbs/dynamic_driver.c), so stock
+# rxe keeps working next to mrxe's provider from the build tree.
+if [ "$MRXE_LINK_TYPE" != rxe ]; then
+	export RDMAV_DRIVERS=$MRXE_REPO/build/libmrxe
+fi
+
+# xfer_require [verify] [datapath]: skip unless the pieces exist.
+xfer_require() {
+	local what f
+	if [ "$MRXE_LINK_TYPE" != rxe ]; then
+		[ -f "$MRXE_KO" ] || skip "$MRXE_KO not built (make module)"
+		[ -f "$XFER_PROVIDER" ] ||
+			skip "provider $XFER_PROVIDER not built (make provider)"
+	fi
+	for what in "$@"; do
+		case $what in
+		verify)
+			[ -x "$XFER_VERIFY" ] ||
+				skip "$XFER_VERIFY not built (make tool)" ;;
+		datapath)
+			[ "$MRXE_LINK_TYPE" = rxe ] && continue
+			for f in $XFER_DATAPATH_FILES; do
+				[ -f "$MRXE_REPO/$f" ] ||
+					skip "data path not landed yet ($f missing)"
+			done ;;
+		esac
+	done
+	command -v ibv_devinfo >/dev/null || skip "ibverbs-utils not installed"
+}
+
+run_a() {
+	if [ $XFER_LOOP = 1 ]; then "$@"; else ip netns exec "$NS_A" "$@"; fi
+}
+run_b() {
+	if [ $XFER_LOOP = 1 ]; then "$@"; else ip netns exec "$NS_B" "$@"; fi
+}
+
+# Command prefixes for side A/B (arrays), for background jobs whose pid must
+# be the real process (ip netns exec execs its command).
+xfer_prefix() {
+	PFX_A=()
+	PFX_B=()
+	if [ $XFER_LOOP = 0 ]; then
+		PFX_A=(ip netns exec "$NS_A")
+		PFX_B=(ip netns exec "$NS_B")
+	fi
+}
+
+# xfer_gid_index DEV IPV4: index of the RoCEv2 GID ::ffff:IPV4 (sysfs).
+xfer_gid_index() {
+	local dev=$1 want f n
+	want=$(gid_of_ipv4 "$2")
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		[ "$(cat "$f" 2>/dev/null)" = "$want" ] || continue
+		n=$(basename "$f")
+		if [ "$(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ]; then
+			echo "$n"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# xfer_wait_gid DEV IPV4: wait for the GID to appear, set REPLY to its index.
+xfer_wait_gid() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		REPLY=$(xfer_gid_index "$1" "$2") && return 0
+		sleep 0.1
+	done
+	echo "no RoCEv2 GID for $2 on $1; GID table:"
+	dump_gids "$1"
+	return 1
+}
+
+# xfer_setup [MTU]: build the topology; netdev MTU (default 1500).
+xfer_setup() {
+	local mtu=${1:-1500}
+	mrxe_require_module
+	mrxe_del_all_links
+	if [ $XFER_LOOP = 1 ]; then
+		modprobe veth
+		ip link del "$VETH_A" 2>/dev/null || true
+		ip link add "$VETH_A" type veth peer name "$VETH_B" || return 1
+		ip link set "$VETH_A" mtu "$mtu"
+		ip link set "$VETH_B" mtu "$mtu"
+		ip addr add "$IP_A/24" dev "$VETH_A"
+		ip link set "$VETH_A" up
+		ip link set "$VETH_B" up
+		DEV_A=$MRXE_DEV
+		DEV_B=$MRXE_DEV
+		rdma link add "$DEV_A" type rxe netdev "$VETH_A" || return 1
+		xfer_wait_gid "$DEV_A" "$IP_A" || return 1
+		GID_A=$REPLY
+		GID_B=$REPLY
+	else
+		mrxe_netns_cleanup
+		mrxe_netns_setup || return 1
+		ip -n "$NS_A" link set "$VETH_A" mtu "$mtu"
+		ip -n "$NS_B" link set "$VETH_B" mtu "$mtu"
+		DEV_A=${MRXE_DEV_PREFIX:-mrxe}0
+		DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
+		link_add "$NS_A" "$DEV_A" "$VETH_A" || return 1
+		link_add "$NS_B" "$DEV_B" "$VETH_B" || return 1
+		xfer_wait_gid "$DEV_A" "$IP_A" || return 1
+		GID_A=$REPLY
+		xfer_wait_gid "$DEV_B" "$IP_B" || return 1
+		GID_B=$REPLY
+	fi
+	wait_for 10 port_state_is "$DEV_A" ACTIVE ||
+		{ echo "$DEV_A port not ACTIVE: $(port_state "$DEV_A")"; return 1; }
+	wait_for 10 port_state_is "$DEV_B" ACTIVE ||
+		{ echo "$DEV_B port not ACTIVE: $(port_state "$DEV_B")"; return 1; }
+	SRV_IP=$IP_A
+	echo "topology: $DEV_A gid[$GID_A] ($IP_A) <-> $DEV_B gid[$GID_B] ($IP_B), netdev mtu $mtu$([ $XFER_LOOP = 1 ] && echo ', rxe loopback')"
+}
+
+xfer_cleanup() {
+	mrxe_del_all_links
+	if [ $XFER_LOOP = 1 ]; then
+		ip link del "$VETH_A" 2>/dev/null || true
+	else
+		mrxe_netns_cleanup
+	fi
+	return 0
+}
+
+# active_mtu DEV: the port's active MTU in bytes (ibv_devinfo).
+active_mtu() {
+	ibv_devinfo -d "$1" 2>/dev/null | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
+}
+
+# tcp_listening RUNNER PORT: something listens on TCP PORT (in A or B).
+tcp_listening() {
+	"$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
+# cm_listening PORT: an rdma_cm id listens on PORT (rdma resource).
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null | grep -E "LISTEN" | grep -qE "[:. ]$1( |$)"
+}
+
+# xfer_pair TIMEOUT WAIT SERVER_ARGV... -- CLIENT_ARGV...
+#   Runs the server in A in the background and, once WAIT says it is ready
+#   ("tcp:PORT", "cm:PORT" or "sleep:SECS"), the client in B.  Both run
+#   under `timeout`.  Prints both outputs; fails if either fails.
+xfer_pair() {
+	local to=$1 waitspec=$2 sp crc src i ready=0 tag
+	shift 2
+	local -a s=() c=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do s+=("$1"); shift; done
+	shift
+	c=("$@")
+	tag=$XFER_TMP/pair.$RANDOM
+	xfer_prefix
+	"${PFX_A[@]}" timeout --kill-after=10 "$to" "${s[@]}" > "$tag.server" 2>&1 &
+	sp=$!
+	for ((i = 0; i < 300; i++)); do
+		case $waitspec in
+		tcp:*) tcp_listening run_a "${waitspec#tcp:}" && ready=1 ;;
+		cm:*) cm_listening "${waitspec#cm:}" && ready=1 ;;
+		sleep:*) sleep "${waitspec#sleep:}"; ready=1 ;;
+		esac
+		[ $ready = 1 ] && break
+		kill -0 $sp 2>/dev/null || break
+		sleep 0.1
+	done
+	if [ $ready != 1 ]; then
+		# cm listeners are not always visible in `rdma resource`: give
+		# the server a moment instead of failing the test on that.
+		if [ "${waitspec%%:*}" = cm ] && kill -0 $sp 2>/dev/null; then
+			ready=1
+		else
+			echo "server did not become ready (${s[*]}):"
+			kill $sp 2>/dev/null || true
+			wait $sp 2>/dev/null || true
+			sed 's/^/  server: /' "$tag.server"
+			return 1
+		fi
+	fi
+	crc=0
+	"${PFX_B[@]}" timeout --kill-after=10 "$to" "${c[@]}" > "$tag.client" 2>&1 || crc=$?
+	# A server whose client failed may wait forever for it.
+	for ((i = 0; i < 100; i++)); do
+		kill -0 $sp 2>/dev/null || break
+		sleep 0.1
+	done
+	kill $sp 2>/dev/null || true
+	src=0
+	wait $sp || src=$?
+	echo "\$ ${c[*]}  (server: ${s[*]})"
+	sed 's/^/  client: /' "$tag.client"
+	sed 's/^/  server: /' "$tag.server"
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		echo "FAILED: client exit $crc, server exit $src (124 = timeout)"
+		return 1
+	fi
+	return 0
+}
+
+# netem_set SPEC...: apply netem on both veth ends (data and ACK direction);
+# netem_clear removes it.
+netem_set() {
+	modprobe sch_netem 2>/dev/null || true
+	run_a tc qdisc replace dev "$VETH_A" root netem "$@" || return 1
+	run_b tc qdisc replace dev "$VETH_B" root netem "$@" || return 1
+	echo "netem on both directions: $*"
+}
+
+netem_clear() {
+	run_a tc qdisc del dev "$VETH_A" root 2>/dev/null || true
+	run_b tc qdisc del dev "$VETH_B" root 2>/dev/null || true
+	return 0
+}
+
+# hw_stats DEV: the device's counters (rdma statistic), for diagnostics.
+hw_stats() {
+	rdma statistic show link "$1/1" 2>/dev/null
+}
+
+# stat_value DEV NAME: one counter (0 when absent).
+stat_value() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
+}
