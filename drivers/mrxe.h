@@ -40,6 +40,12 @@
 
 #define DRV_NAME	"rdma_mrxe"
 
+/*
+ * Headroom every transmit skb gets in front of the BTH: link layer header
+ * plus the larger (IPv6) network header plus UDP.
+ */
+#define MRXE_SKB_HEADROOM	(LL_MAX_HEADER + 40 /* ipv6hdr */ + 8 /* udphdr */)
+
 #define mrxe_dbg_dev(dev, fmt, ...) \
 	ibdev_dbg(&(dev)->ib_dev, "%s: " fmt, __func__, ##__VA_ARGS__)
 #define mrxe_err_dev(dev, fmt, ...) \
@@ -110,6 +116,10 @@ struct mrxe_dev {
 	struct xarray		ah_xa;
 	struct xarray		srq_xa;
 	u32			next_qpn;	/* under qp_xa's lock */
+	u32			next_mr_index;	/* under mr_xa's lock */
+	u32			next_ah_num;	/* under ah_xa's lock */
+	u32			next_srq_num;	/* under srq_xa's lock */
+	atomic_t		next_cqn;
 	atomic_t		num_qp, num_cq, num_pd, num_mr, num_mw,
 				num_srq, num_ah, num_ucontext;
 
@@ -193,11 +203,21 @@ struct mrxe_mr {
 	u32			fr_max, fr_n;
 	u32			page_shift;
 	atomic_t		num_mw;
+	u32			page_offset;	/* of iova in pages[0] / fr_pages[0] */
+	struct mrxe_pd		*pd;
+	/*
+	 * lock protects state, iova, length, access and the keys of a
+	 * fast-reg MR against concurrent fast-reg/invalidate/lookup.
+	 */
+	spinlock_t		lock;
+	struct rcu_head		rcu;		/* freed after an RCU grace period */
 };
 
 struct mrxe_mw {
 	struct ib_mw		ibmw;
 	refcount_t		ref;
+	struct completion	released;
+	spinlock_t		lock;		/* state, mr, qp, addr, length, access */
 	enum mrxe_mr_state	state;
 	struct mrxe_mr		*mr;		/* bound MR (ref held) */
 	struct mrxe_qp		*qp;		/* type 2: bound QP */
@@ -219,10 +239,11 @@ struct mrxe_cq {
 struct mrxe_srq {
 	struct ib_srq		ibsrq;
 	refcount_t		ref;
+	struct completion	released;
 	struct mrxe_queue	*rq;
-	spinlock_t		rq_lock;	/* kernel consumers of rq */
+	spinlock_t		rq_lock;	/* kernel posters of rq, limit */
 	u32			srq_num;
-	u32			limit;		/* 0 = disarmed */
+	u32			limit;		/* 0 = disarmed, under rq_lock */
 	u32			max_sge;
 	bool			is_user;
 };
@@ -240,6 +261,8 @@ struct mrxe_av {
 
 struct mrxe_ah {
 	struct ib_ah		ibah;
+	refcount_t		ref;		/* packet-path users + 1 */
+	struct completion	released;
 	struct mrxe_av		av;
 	u32			ah_num;
 	bool			is_user;
@@ -257,6 +280,7 @@ struct mrxe_qp {
 	spinlock_t		sq_lock;	/* kernel posters of sq */
 	spinlock_t		rq_lock;	/* kernel posters/consumers of rq */
 	u32			sq_max_sge, rq_max_sge, max_inline;
+	bool			sq_sig_all;	/* IB_SIGNAL_ALL_WR at create */
 
 	/*
 	 * state_lock protects attr, state and av: written by modify_qp and by
@@ -329,11 +353,18 @@ int mrxe_net_attach(struct mrxe_dev *dev);	/* get/create netns socket */
 void mrxe_net_detach(struct mrxe_dev *dev);
 /*
  * Transmit one RoCEv2 packet: skb->data points at the BTH and the skb has
- * MRXE_SKB_HEADROOM of headroom; mrxe_net adds UDP/IP/Ethernet.  sport is the
+ * MRXE_SKB_HEADROOM of headroom; ecn is the IP ECN codepoint to set
+ * (INET_ECN_NOT_ECT or INET_ECN_ECT_0); routing uses the netdev's netns;
+ * mrxe_net adds UDP/IP/Ethernet.  sport is the
  * per-packet UDP source port (multipath entropy).  Consumes skb.
  */
 int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		  struct sk_buff *skb, u16 sport, u8 ecn);
+/*
+ * Allocate a transmit skb: skb->data at the BTH, skb->len == payload_len
+ * (BTH through ICRC, to be filled by the caller), MRXE_SKB_HEADROOM of
+ * headroom.  GFP_ATOMIC; NULL on failure.
+ */
 struct sk_buff *mrxe_net_alloc_skb(struct mrxe_dev *dev,
 				   const struct mrxe_av *av, int payload_len);
 int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
@@ -347,6 +378,11 @@ void mrxe_qp_put(struct mrxe_qp *qp);
 struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key);
 void mrxe_mr_put(struct mrxe_mr *mr);
 struct mrxe_ah *mrxe_ah_get(struct mrxe_dev *dev, u32 ah_num);
+void mrxe_ah_put(struct mrxe_ah *ah);
+struct mrxe_mw *mrxe_mw_get(struct mrxe_dev *dev, u32 rkey);
+void mrxe_mw_put(struct mrxe_mw *mw);
+struct mrxe_srq *mrxe_srq_get(struct mrxe_dev *dev, u32 srq_num);
+void mrxe_srq_put(struct mrxe_srq *srq);
 
 
 /* ---- mrxe_queue.c: rings ---- */
@@ -365,8 +401,20 @@ static inline u32 mrxe_queue_elem_size(const struct mrxe_queue *q)
 }
 
 /* ---- mrxe_cq.c ---- */
-/* Post one completion; -EOVERFLOW raises IB_EVENT_CQ_ERR. Any context. */
+/*
+ * Post one completion; -EOVERFLOW raises IB_EVENT_CQ_ERR. Any context.
+ * For user CQs status/opcode/wc_flags carry the uverbs values (IBV_WC_*);
+ * for kernel CQs (cq->is_user false) they carry enum ib_wc_status,
+ * enum ib_wc_opcode and enum ib_wc_flags, which poll_cq passes through.
+ */
 int mrxe_cq_post(struct mrxe_cq *cq, const struct mrxe_cqe *cqe, bool solicited);
+
+/* ---- mrxe_srq.c ---- */
+/*
+ * Call after consuming SRQ WQEs: raises IB_EVENT_SRQ_LIMIT_REACHED once
+ * (and disarms the limit) when fewer than srq->limit WQEs remain.
+ */
+void mrxe_srq_check_limit(struct mrxe_srq *srq);
 
 /* ---- mrxe_mr.c: memory access for the data path ---- */
 enum mrxe_copy_dir {
