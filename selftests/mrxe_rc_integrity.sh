@@ -46,6 +46,35 @@ integrity_at() {
 	hw_stats "$DEV_B"
 }
 
+# The tester must be able to fail: the target corrupts one byte of case 5
+# (a 1024-byte RDMA WRITE) after it arrived, and case 2 (a zero-length SEND,
+# so the byte hit is the guard after it); exactly those cases must fail.
+test_verify_catches_corruption() {
+	local out rc f
+	xfer_require verify datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	for f in 5 2; do
+		PORT=$((PORT + 1))
+		out=$(xfer_pair 300 "tcp:$PORT" \
+			"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+				--dev "$DEV_A" --gid-index "$GID_A" \
+			-- \
+			"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+				--dev "$DEV_B" --gid-index "$GID_B" --mtu 1024 \
+				--sizes 0,1,mtu --ops write,send --iters 1 \
+				--inject-fault $f) && rc=0 || rc=$?
+		echo "$out"
+		[ $rc != 0 ] || fail "injected corruption in case $f was not reported"
+		echo "$out" | grep -q "client: not ok $f - " ||
+			fail "case $f not reported as failed"
+		[ "$(echo "$out" | grep -c 'client: not ok')" = 1 ] ||
+			fail "other cases failed too"
+		echo "$out" | grep -Eq "client: not ok $f - .*(data mismatch|write outside)" ||
+			fail "no mismatch detail for case $f"
+	done
+}
+
 test_rc_mtu_256() {
 	integrity_at 400 256 --iters 1
 }
@@ -90,6 +119,7 @@ test_rc_netem_duplicate_1pct() {
 }
 
 mrxe_run_tests \
+	test_verify_catches_corruption \
 	test_rc_mtu_256 \
 	test_rc_mtu_1024_reverse_multi_sge \
 	test_rc_mtu_4096_inline \

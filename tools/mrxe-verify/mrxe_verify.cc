@@ -152,6 +152,7 @@ struct Options {
 	int timeout = 120;	// seconds per operation
 	int connect_timeout = 30;
 	bool busy_poll = false;
+	unsigned inject_fault = 0;	// case number whose data gets corrupted
 };
 
 void usage(FILE *f)
@@ -184,6 +185,8 @@ void usage(FILE *f)
 "  --timeout SECS          per-operation completion timeout (default 120)\n"
 "  --connect-timeout SECS  client: retry connecting this long (default 30)\n"
 "  --busy-poll             poll the CQ instead of waiting for CQ events\n"
+"  --inject-fault N        test the tester: the target flips one byte of\n"
+"                          case N after it arrived (that case must fail)\n"
 "  -v, --verbose           log each step\n"
 "  -h, --help              this text\n"
 "\n"
@@ -300,6 +303,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
+		O_FAULT,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -321,6 +325,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "timeout", required_argument, nullptr, O_TIMEOUT },
 		{ "connect-timeout", required_argument, nullptr, O_CTIMEOUT },
 		{ "busy-poll", no_argument, nullptr, O_BUSY },
+		{ "inject-fault", required_argument, nullptr, O_FAULT },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -402,6 +407,11 @@ int parse_args(int argc, char **argv, Options &o)
 				return bad("--connect-timeout", optarg);
 			break;
 		case O_BUSY: o.busy_poll = true; break;
+		case O_FAULT:
+			if (!parse_num(std::string_view(optarg), o.inject_fault) ||
+			    !o.inject_fault)
+				return bad("--inject-fault", optarg);
+			break;
 		case 'v': g_verbose = true; break;
 		case 'h': usage(stdout); return -1;
 		default:
@@ -1161,6 +1171,7 @@ struct CaseSpec {
 	uint64_t doff = 0;	// destination offset (target's dst buffer)
 	uint64_t soff = 0;	// source offset (source side's src buffer)
 	uint64_t chunk = 0;	// max bytes per WR (WRITE/READ split above max_msg)
+	unsigned fault = 0;	// 1: corrupt the arrived data (--inject-fault)
 
 	bool i_am_initiator(bool server) const { return server == server_inits; }
 	// The side where data arrives: the responder, except for READ.
@@ -1177,7 +1188,8 @@ std::string case_line(const CaseSpec &c)
 	s << "CASE n=" << c.id << " op=" << op_info(c.op).name
 	  << " init=" << (c.server_inits ? "s" : "c") << " size=" << c.size
 	  << " iter=" << c.iter << " seed=" << c.seed << " doff=" << c.doff
-	  << " soff=" << c.soff << " chunk=" << c.chunk;
+	  << " soff=" << c.soff << " chunk=" << c.chunk
+	  << " fault=" << (c.fault ? 1 : 0);
 	return s.str();
 }
 
@@ -1195,7 +1207,7 @@ bool parse_case(const Msg &m, CaseSpec &c)
 	return get_field(m, "n", c.id) && get_field(m, "size", c.size) &&
 	       get_field(m, "iter", c.iter) && get_field(m, "seed", c.seed) &&
 	       get_field(m, "doff", c.doff) && get_field(m, "soff", c.soff) &&
-	       get_field(m, "chunk", c.chunk);
+	       get_field(m, "chunk", c.chunk) && get_field(m, "fault", c.fault);
 }
 
 constexpr uint64_t wrid(uint32_t case_id, unsigned kind, uint32_t idx)
@@ -1359,6 +1371,11 @@ std::string verify(Side &s, const CaseSpec &c, bool initiator_failed)
 	// be on its way when the initiator's completion is reported.
 	auto deadline = Clock::now() + std::chrono::seconds(
 		s.o.qpt == IBV_QPT_UC && c.op == Op::Write && !initiator_failed ? 3 : 0);
+	if (c.fault) {
+		// Flip a byte in the middle of the message (or, for an empty
+		// message, the first guard byte after it): must be reported.
+		s.l.dst->data()[c.doff + c.size / 2] ^= 0x5a;
+	}
 	mv::RegionCheck rc;
 	while (true) {
 		rc = mv::check_destination(s.l.dst->data(), c.doff, c.size, kGuard,
@@ -1624,6 +1641,7 @@ int run_client(const Options &o)
 						continue;
 					}
 					c.chunk = size > max_msg ? max_msg : 0;
+					c.fault = c.id == o.inject_fault;
 
 					auto t0 = Clock::now();
 					std::string err, st = "ok", verdict = "ok", sverdict;
