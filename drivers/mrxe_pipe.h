@@ -2,25 +2,167 @@
 /*
  * Per-QP transport (pipeline) state and the API the object code
  * (mrxe_qp.c, mrxe_verbs.c) uses to drive it.  Owned by the data-path files
- * (mrxe_req.c, mrxe_resp.c, mrxe_comp.c, mrxe_recv.c); the structs below are
- * placeholders until the data path lands and will grow.
+ * (mrxe_task.c, mrxe_req.c, mrxe_resp.c, mrxe_comp.c, mrxe_recv.c).
+ *
+ * Execution model: every QP has ONE work item (req.work) on dev->wq that
+ * runs responder, completer and requester in turn.  A work item never runs
+ * concurrently with itself, and the pipeline state below is only touched
+ * from that work item with req.mutex held (modify/cleanup take the mutex
+ * too), so the stages need no locks among themselves.  Softirq receive only
+ * appends skbs to resp.rxq/comp.rxq and schedules the work; hrtimers only set
+ * a flag and schedule the work.
  */
 #ifndef MRXE_PIPE_H
 #define MRXE_PIPE_H
 
+#include "mrxe_wire.h"
+
 struct mrxe_qp;
+struct mrxe_mr;
+struct mrxe_av;
 struct ib_qp_attr;
+struct sk_buff;
+
+/*
+ * Per-packet send state: one entry per PSN in flight, indexed by
+ * psn & (MRXE_PKT_RING - 1).  Go-back-N only needs the oldest PSN, but the
+ * ring is kept so a selective-repeat (MetaRoCE) recovery can resend single
+ * packets: which WQE, which byte range, when and on which UDP source port.
+ */
+#define MRXE_PKT_RING		256	/* also the max unacked PSN window */
+#define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
+
+struct mrxe_pkt_meta {
+	u64	send_ns;
+	u32	psn;
+	u32	wqe_idx;
+	u32	offset;
+	u32	len;
+	u16	sport;
+	u8	opcode;
+	u8	retrans;	/* times this PSN was resent */
+};
+
+/*
+ * Loss recovery: how the requester reacts to a PSN sequence NAK, a
+ * retransmit timeout or an ACK.  Standard mode plugs in go-back-N
+ * (mrxe_gbn_ops, IBA 9.7.5.1 / 9.9.2); MetaRoCE will plug in SACK-based
+ * selective repeat without touching requester/completer logic.
+ */
+struct mrxe_loss_ops {
+	const char *name;
+	/* responder expects @psn: everything from @psn on must be resent */
+	void (*nak_seq)(struct mrxe_qp *qp, u32 psn);
+	/* retransmit timer expired with comp.psn outstanding */
+	void (*timeout)(struct mrxe_qp *qp);
+	/* cumulative ACK up to and including @psn */
+	void (*acked)(struct mrxe_qp *qp, u32 psn);
+};
+
+/* Snapshot of the QP attributes the pipeline uses (taken in modify). */
+struct mrxe_pipe_attr {
+	u32	dest_qpn;
+	u32	qkey;
+	u32	mtu;
+	u8	timeout;
+	u8	retry_cnt;
+	u8	rnr_retry;
+	u8	min_rnr_timer;
+	u32	max_rd_atomic;
+	u32	max_dest_rd_atomic;
+};
 
 struct mrxe_req_state {
-	u32	psn;		/* next PSN to send */
+	/* ---- whole pipeline (mrxe_task.c) ---- */
+	struct work_struct	work;
+	struct mutex		mutex;	/* all pipeline state, see above */
+	/*
+	 * lock protects dying and orders queue_work() against cleanup: the
+	 * work is only scheduled under lock with !dying.
+	 */
+	spinlock_t		lock;
+	bool			dying;
+	bool			want_error;	/* move QP to ERROR after unlock */
+	bool			sq_drained_sent;
+	bool			sig_all;	/* set by create_qp: IB_SIGNAL_ALL_WR */
+	enum ib_qp_state	state;		/* snapshot of qp->state */
+	struct mrxe_pipe_attr	attr;
+	struct mrxe_av		*av;		/* snapshot of qp->av */
+	u16			sport;		/* standard mode: fixed per QP */
+
+	/* ---- requester (mrxe_req.c) ---- */
+	u32	psn;		/* PSN of the next packet to send */
+	u32	head;		/* oldest uncompleted WQE (== SQ consumer) */
+	u32	cur;		/* WQE being sent */
+	u32	fetched;	/* WQEs copied out of the SQ ring */
+	u32	nslots;		/* SQ ring slots (power of 2) */
+	u32	stride;		/* bytes per private WQE copy */
+	u8	*wqes;		/* private WQE copies, nslots * stride */
+	u32	rd_atomic;	/* reads/atomics outstanding */
+	u32	pkts_since_ack;
+	u32	resend_until;	/* PSNs before this are retransmissions */
+	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
+	atomic_t rnr_fired;
+	struct hrtimer		rnr_timer;
+	struct mrxe_pkt_meta	*meta;	/* MRXE_PKT_RING entries */
+	const struct mrxe_loss_ops *loss;
+};
+
+/* Responder read/atomic resource (IBA 9.7.5.1.3 replay of duplicates). */
+struct mrxe_resp_res {
+	u32	type;		/* 0, MRXE_M_READ or MRXE_M_ATOMIC */
+	u32	first_psn;
+	u32	last_psn;
+	u64	va;
+	u32	rkey;
+	u32	len;
+	u64	orig;		/* atomic: original value returned */
 };
 
 struct mrxe_resp_state {
+	struct sk_buff_head	rxq;	/* requests from mrxe_rcv */
 	u32	psn;		/* next expected PSN */
+	u32	msn;		/* completed messages (AETH MSN) */
+	u8	last_opcode;	/* of the previous in-order packet, 0xff none */
+	bool	nak_sent;	/* one NAK per sequence error (9.7.5.2.2) */
+	bool	drop_msg;	/* UC: discard until the next FIRST/ONLY */
+	bool	ack_pending;
+	u32	ack_psn;
+
+	/* receive WQE being filled (copied out of RQ/SRQ) */
+	bool	has_wqe;
+	u32	offset;
+	u8	*wqe;		/* struct mrxe_recv_wqe + sges, wqe_size */
+	u32	wqe_size;
+
+	/* RDMA WRITE in progress */
+	struct mrxe_mr *wr_mr;
+	u64	wr_va;
+	u32	wr_resid;
+	u32	wr_len;
+
+	/* RDMA READ being answered */
+	struct mrxe_mr *rd_mr;
+	bool	rd_active;
+	u64	rd_va;
+	u32	rd_resid;
+	u32	rd_psn;
+	u32	rd_first_psn;
+	u32	rd_last_psn;
+
+	struct mrxe_resp_res *res;	/* max_dest_rd_atomic entries */
+	u32	nres;
+	u32	res_next;
 };
 
 struct mrxe_comp_state {
+	struct sk_buff_head	rxq;	/* ACKs/responses from mrxe_rcv */
 	u32	psn;		/* oldest unacknowledged PSN */
+	u8	retry_left;
+	u8	rnr_left;
+	atomic_t timer_fired;
+	struct hrtimer		rto_timer;	/* retransmit, IBA 9.7.6.1 */
+	u64	rto_ns;		/* 0 = infinite (timeout attr 0) */
 };
 
 /* create_qp, after queues exist; destroy_qp before queues go away (sync). */
@@ -28,8 +170,8 @@ int mrxe_pipe_init(struct mrxe_qp *qp);
 void mrxe_pipe_cleanup(struct mrxe_qp *qp);
 /*
  * modify_qp, called with the new attributes already stored in qp->attr and
- * qp->state (outside state_lock).  Handles PSN init on RTR/RTS, flush on
- * ERROR, drain on SQD, reset on RESET.
+ * qp->state (outside state_lock, process context).  Handles PSN init on
+ * RTR/RTS, flush on ERROR, drain on SQD, reset on RESET.
  */
 void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		      int mask, enum ib_qp_state old_state);
@@ -37,5 +179,21 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 void mrxe_pipe_kick_sq(struct mrxe_qp *qp);
 /* RQ/SRQ got new WQEs (RNR recovery may continue). */
 void mrxe_pipe_kick_rq(struct mrxe_qp *qp);
+
+/*
+ * REQUESTED BY DATA PATH (to mrxe_net.c): fill the ICRC (IBA A17.3.3) of an
+ * outgoing RoCEv2 packet.  mrxe_net_xmit() must call this once the IP and
+ * UDP headers are final (network and transport header offsets set, IPv4 ID
+ * chosen, lengths set; TTL/TOS/checksums are masked so they may change
+ * later) and before ip_local_out()/ip6_local_out().  The data path reserves
+ * the last 4 bytes of the skb for it.  Implemented in mrxe_recv.c.
+ */
+void mrxe_icrc_generate(struct sk_buff *skb);
+
+/*
+ * REQUESTED BY DATA PATH (to mrxe_qp.c): create_qp sets
+ * qp->req.sig_all = (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR); the data
+ * path never writes it.  Without it only IB_SEND_SIGNALED WRs complete.
+ */
 
 #endif /* MRXE_PIPE_H */

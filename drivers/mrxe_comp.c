@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Completer (IBA 9.7.5.1 requester side of ACK processing, 9.9.2 errors):
+ * consumes ACK/NAK, READ response and ATOMIC ACK packets, places READ data
+ * and atomic results, drives retransmission through the QP's loss-recovery
+ * ops and posts send completions in verbs order.  Runs in the per-QP work
+ * item with req.mutex held.
+ */
+#include "mrxe_dp.h"
+
+static u32 mrxe_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case MRXE_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Complete the WQE at req.head and hand its SQ slot back. */
+void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
+{
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_cqe cqe;
+
+	if (w->status != IB_WC_SUCCESS || req->sig_all ||
+	    (w->wr.send_flags & MRXE_SEND_SIGNALED)) {
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.wr_id = w->wr.wr_id;
+		cqe.status = w->status;
+		cqe.opcode = mrxe_wc_opcode(w->wr.opcode);
+		cqe.byte_len = w->len;
+		cqe.qp_num = qp->ibqp.qp_num;
+		cqe.port_num = 1;
+		if (w->status != IB_WC_SUCCESS)
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_COMPLETER_ERR);
+		mrxe_cq_post(qp->scq, &cqe, false);
+	}
+	if (w->rd_counted) {
+		w->rd_counted = false;
+		req->rd_atomic--;
+	}
+	mrxe_queue_advance(qp->sq);
+	req->head++;
+	if ((s32)(req->cur - req->head) < 0)
+		req->cur = req->head;
+}
+
+/* Nothing sent is waiting for an answer. */
+static bool mrxe_comp_idle(struct mrxe_qp *qp)
+{
+	return mrxe_psn_diff(qp->req.psn, qp->comp.psn) <= 0;
+}
+
+static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
+{
+	qp->comp.psn = next_psn;
+	qp->comp.retry_left = qp->req.attr.retry_cnt;
+	qp->comp.rnr_left = qp->req.attr.rnr_retry;
+	if (mrxe_comp_idle(qp))
+		mrxe_rto_stop(qp);
+	else
+		mrxe_rto_arm(qp);
+}
+
+static void mrxe_comp_fail(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			   u32 status)
+{
+	w->status = status;
+	w->state = MRXE_SWQE_DONE;
+	mrxe_comp_post_send(qp, w);
+	mrxe_pipe_set_error(qp);
+}
+
+/* A response is missing (go-back-N from comp.psn), IBA 9.7.5.1.1. */
+static void mrxe_comp_retry(struct mrxe_qp *qp, struct mrxe_swqe *w)
+{
+	if (!qp->comp.retry_left) {
+		mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry_left--;
+	qp->req.loss->timeout(qp);
+	mrxe_rto_arm(qp);
+}
+
+static void mrxe_comp_rnr(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn,
+			  u8 timer)
+{
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_RCVD);
+	if (qp->req.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
+		if (!qp->comp.rnr_left) {
+			mrxe_comp_fail(qp, w, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.rnr_left--;
+	}
+	if (mrxe_psn_after(psn, qp->comp.psn))
+		qp->comp.psn = psn;
+	mrxe_req_rewind(qp, psn);
+	mrxe_rto_stop(qp);
+	qp->req.rnr_wait = true;
+	atomic_set(&qp->req.rnr_fired, 0);
+	hrtimer_start(&qp->req.rnr_timer,
+		      ns_to_ktime((u64)mrxe_rnr_timer_us(timer) * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL);
+}
+
+static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
+				struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 mtu = qp->req.attr.mtu, off;
+	bool first = pi->mask & MRXE_M_FIRST, last = pi->mask & MRXE_M_LAST;
+	int err;
+
+	if (!(w->mask & MRXE_M_READ))
+		goto drop;
+	if (pi->psn != qp->comp.psn) {
+		/* a READ response was lost: re-request from comp.psn */
+		mrxe_comp_retry(qp, w);
+		goto drop;
+	}
+	if ((pi->psn == w->first_psn) != first)
+		goto drop;
+	off = (u32)mrxe_psn_diff(pi->psn, w->first_psn) * mtu;
+	if (off > w->len || pi->paylen > w->len - off ||
+	    (last && off + pi->paylen != w->len) ||
+	    (!last && pi->paylen != mtu))
+		goto drop;
+	if (pi->paylen) {
+		err = mrxe_sgl_copy(qp->pd, swqe_sge(w), w->wr.num_sge, off,
+				    mrxe_pkt_payload(skb), pi->paylen,
+				    MRXE_COPY_TO_MR, IB_ACCESS_LOCAL_WRITE);
+		if (err) {
+			mrxe_comp_fail(qp, w, IB_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	mrxe_comp_progress(qp, mrxe_psn_add(pi->psn, 1));
+	if (last) {
+		w->state = MRXE_SWQE_DONE;
+		mrxe_comp_post_send(qp, w);
+	}
+	return;
+drop:
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+}
+
+static void mrxe_comp_atomic_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
+				 struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u64 orig;
+	int err;
+
+	if (!(w->mask & MRXE_M_ATOMIC) || pi->psn != w->first_psn) {
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		return;
+	}
+	/* the original value is returned in host order (IBA 9.4.5) */
+	orig = mrxe_atmack_parse(mrxe_pkt_hdr(skb, MRXE_HDR_ATMACK));
+	err = mrxe_sgl_copy(qp->pd, swqe_sge(w), w->wr.num_sge, 0, &orig,
+			    sizeof(orig), MRXE_COPY_TO_MR,
+			    IB_ACCESS_LOCAL_WRITE);
+	if (err) {
+		mrxe_comp_fail(qp, w, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	mrxe_comp_progress(qp, mrxe_psn_add(pi->psn, 1));
+	w->state = MRXE_SWQE_DONE;
+	mrxe_comp_post_send(qp, w);
+}
+
+static void mrxe_comp_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			  struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_aeth aeth;
+	u32 psn = pi->psn;
+
+	mrxe_aeth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_AETH), &aeth);
+	switch (aeth.syndrome & MRXE_AETH_TYPE_MASK) {
+	case MRXE_AETH_ACK:
+		if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
+			return;		/* answered by its own responses */
+		mrxe_comp_progress(qp, mrxe_psn_add(psn, 1));
+		qp->req.loss->acked(qp, psn);
+		if (psn == w->last_psn && w->state == MRXE_SWQE_PENDING) {
+			w->state = MRXE_SWQE_DONE;
+			mrxe_comp_post_send(qp, w);
+		}
+		return;
+	case MRXE_AETH_RNR_NAK:
+		mrxe_comp_rnr(qp, w, psn, aeth.syndrome & MRXE_AETH_VAL_MASK);
+		return;
+	case MRXE_AETH_NAK:
+		break;
+	default:
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		return;
+	}
+
+	switch (aeth.syndrome & MRXE_AETH_VAL_MASK) {
+	case MRXE_NAK_PSN_SEQ:
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_SEQ_ERR_NAKS_RCVD);
+		if (mrxe_psn_after(psn, qp->comp.psn)) {
+			mrxe_comp_progress(qp, psn);
+		} else if (!qp->comp.retry_left) {
+			mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
+			return;
+		} else {
+			qp->comp.retry_left--;
+		}
+		qp->req.loss->nak_seq(qp, psn);
+		mrxe_rto_arm(qp);
+		return;
+	case MRXE_NAK_INVALID_REQ:
+		mrxe_comp_fail(qp, w, IB_WC_REM_INV_REQ_ERR);
+		return;
+	case MRXE_NAK_REM_ACCESS:
+		mrxe_comp_fail(qp, w, IB_WC_REM_ACCESS_ERR);
+		return;
+	default:
+		mrxe_comp_fail(qp, w, IB_WC_REM_OP_ERR);
+		return;
+	}
+}
+
+static void mrxe_comp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_swqe *w;
+
+	for (;;) {
+		if (req->head == req->fetched)
+			goto drop;
+		w = mrxe_swqe_at(qp, req->head);
+		if (w->state == MRXE_SWQE_DONE) {
+			if (req->head == req->cur)
+				goto drop;	/* requester has not seen it */
+			mrxe_comp_post_send(qp, w);
+			continue;
+		}
+		if (!w->psn_valid)
+			goto drop;
+		if (!mrxe_psn_after(pi->psn, w->last_psn))
+			break;
+		/* the packet acknowledges beyond this WQE */
+		if (w->state != MRXE_SWQE_PENDING)
+			goto drop;
+		if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
+			/* its response was lost (IBA 9.7.5.1.2) */
+			mrxe_comp_retry(qp, w);
+			goto drop;
+		}
+		/* implicit ACK of an earlier SEND/WRITE (IBA 9.7.5.1.2) */
+		mrxe_comp_progress(qp, mrxe_psn_add(w->last_psn, 1));
+		w->state = MRXE_SWQE_DONE;
+		mrxe_comp_post_send(qp, w);
+	}
+
+	/* stale: a duplicate response or an ACK of what we already know */
+	if (mrxe_psn_before(pi->psn, qp->comp.psn))
+		goto drop;
+
+	if (pi->mask & MRXE_M_READ_RESP)
+		mrxe_comp_read_resp(qp, w, skb);
+	else if (pi->mask & MRXE_M_ATOMIC_ACK)
+		mrxe_comp_atomic_ack(qp, w, skb);
+	else
+		mrxe_comp_ack(qp, w, skb);
+	return;
+drop:
+	return;
+}
+
+static void mrxe_comp_timeout(struct mrxe_qp *qp)
+{
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_swqe *w;
+
+	if (req->rnr_wait || mrxe_comp_idle(qp) || req->head == req->fetched)
+		return;
+	w = mrxe_swqe_at(qp, req->head);
+	if (!w->psn_valid || w->state == MRXE_SWQE_DONE)
+		return;
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	mrxe_comp_retry(qp, w);
+}
+
+bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_req_state *req = &qp->req;
+	bool progress = false;
+	struct sk_buff *skb;
+	struct mrxe_swqe *w;
+
+	if (!req->wqes)
+		return false;
+	if (req->state == IB_QPS_RTS || req->state == IB_QPS_SQD ||
+	    req->state == IB_QPS_SQE) {
+		while (*budget > 0 && !req->want_error &&
+		       (skb = skb_dequeue(&qp->comp.rxq))) {
+			mrxe_comp_packet(qp, skb);
+			kfree_skb(skb);
+			(*budget)--;
+			progress = true;
+		}
+		if (atomic_xchg(&qp->comp.timer_fired, 0) && !req->want_error)
+			mrxe_comp_timeout(qp);
+	} else {
+		skb_queue_purge(&qp->comp.rxq);
+	}
+
+	/* in-order completion of everything the requester finished */
+	while (req->head != req->cur) {
+		w = mrxe_swqe_at(qp, req->head);
+		if (w->state != MRXE_SWQE_DONE)
+			break;
+		mrxe_comp_post_send(qp, w);
+		progress = true;
+	}
+	return progress;
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Packet receive (softirq, UDP encap_rcv context) and ICRC.  Validates the
+ * RoCEv2 packet (IBA 9.6 header validation, A17.3.3 ICRC), finds the
+ * destination QP and queues the skb for the QP's work item: requests to the
+ * responder, responses to the completer.  No sleeping, no heavy work here.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include "mrxe_dp.h"
+
+/* L3 header of @skb and whether it is IPv6; NULL when unusable. */
+static const u8 *mrxe_l3(struct sk_buff *skb, bool *ipv6)
+{
+	const u8 *l3 = skb_network_header(skb);
+	const u8 *udp = skb->data - MRXE_UDP_HDR_LEN;
+
+	if (udp - l3 == MRXE_IPV4_HDR_LEN && (l3[0] >> 4) == 4 &&
+	    (l3[0] & 0xf) == 5) {
+		*ipv6 = false;
+		return l3;
+	}
+	if (udp - l3 == MRXE_IPV6_HDR_LEN && (l3[0] >> 4) == 6) {
+		*ipv6 = true;
+		return l3;
+	}
+	return NULL;
+}
+
+/*
+ * Fill the ICRC of an outgoing packet: called by mrxe_net_xmit() once the
+ * IP/UDP headers are final, skb->data at the IP header, headers linear.
+ */
+void mrxe_icrc_generate(struct sk_buff *skb)
+{
+	u8 *l3 = skb_network_header(skb);
+	u8 *udp = skb_transport_header(skb);
+	u8 *bth = udp + MRXE_UDP_HDR_LEN;
+	u8 *end = skb_tail_pointer(skb);
+	bool ipv6 = (l3[0] >> 4) == 6;
+
+	if (WARN_ON_ONCE(skb_is_nonlinear(skb) ||
+			 end - bth < MRXE_BTH_LEN + MRXE_ICRC_LEN))
+		return;
+	mrxe_icrc_put(end - MRXE_ICRC_LEN,
+		      mrxe_icrc(l3, ipv6, udp, bth,
+				end - bth - MRXE_ICRC_LEN));
+}
+
+void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	const u8 *udp, *l3;
+	struct mrxe_qp *qp;
+	unsigned long flags;
+	u32 len, icrc;
+	bool ipv6;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct mrxe_pkt_info) > sizeof(skb->cb));
+
+	if (unlikely(skb_linearize(skb)))
+		goto drop;
+	l3 = mrxe_l3(skb, &ipv6);
+	if (unlikely(!l3))
+		goto drop;
+	udp = skb->data - MRXE_UDP_HDR_LEN;
+	len = mrxe_get16(udp + 4);
+	/* UDP length covers BTH..ICRC; the frame may carry padding */
+	if (unlikely(len < MRXE_UDP_HDR_LEN ||
+		     len - MRXE_UDP_HDR_LEN > skb->len))
+		goto drop;
+	len -= MRXE_UDP_HDR_LEN;
+
+	err = mrxe_pkt_parse(skb->data, len, pi);
+	if (unlikely(err)) {
+		if (err == MRXE_PARSE_TVER)
+			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
+		if (mrxe_bth_opcode(skb->data) == MRXE_OPC_CNP &&
+		    len >= MRXE_BTH_LEN + MRXE_ICRC_LEN) {
+			/* TODO(ECN): DCQCN reaction point */
+			mrxe_counter_inc(dev, MRXE_CNT_CNP_RCVD);
+			kfree_skb(skb);
+			return;
+		}
+		goto drop;
+	}
+	icrc = mrxe_icrc(l3, ipv6, udp, skb->data, len - MRXE_ICRC_LEN);
+	if (unlikely(icrc != mrxe_icrc_get(skb->data + len - MRXE_ICRC_LEN))) {
+		mrxe_counter_inc(dev, MRXE_CNT_ICRC_ERR);
+		goto drop;
+	}
+	/* IBA 9.6.1.1: P_Key must match the default partition (full or limited) */
+	if (unlikely((mrxe_bth_pkey(skb->data) & 0x7fff) != 0x7fff))
+		goto drop;
+	if (unlikely(pi->qpn == MRXE_QPN_MASK))
+		goto drop;	/* multicast: not supported yet */
+	if (ipv6 ? (l3[1] & 0x30) == 0x30 : (l3[1] & 3) == 3)
+		mrxe_counter_inc(dev, MRXE_CNT_ECN_MARKED);
+
+	qp = mrxe_qp_get(dev, pi->qpn);
+	if (unlikely(!qp))
+		goto drop;
+
+	mrxe_counter_inc(dev, MRXE_CNT_RCVD_PKTS);
+	mrxe_counter_add(dev, MRXE_CNT_RCVD_BYTES, skb->len);
+	if (pskb_trim(skb, len)) {
+		mrxe_qp_put(qp);
+		goto drop;
+	}
+
+	/* queue and schedule under req.lock: cleanup cannot race us */
+	spin_lock_irqsave(&qp->req.lock, flags);
+	if (unlikely(qp->req.dying)) {
+		spin_unlock_irqrestore(&qp->req.lock, flags);
+		mrxe_qp_put(qp);
+		goto drop;
+	}
+	if (pi->mask & MRXE_M_REQ)
+		skb_queue_tail(&qp->resp.rxq, skb);
+	else
+		skb_queue_tail(&qp->comp.rxq, skb);
+	queue_work(dev->wq, &qp->req.work);
+	spin_unlock_irqrestore(&qp->req.lock, flags);
+	mrxe_qp_put(qp);
+	return;
+
+drop:
+	mrxe_counter_inc(dev, MRXE_CNT_RCV_DROPPED);
+	kfree_skb(skb);
+}

@@ -1,0 +1,819 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Responder (IBA 9.7.5.2, 9.8.3, 9.9.3): executes incoming SEND / RDMA WRITE /
+ * RDMA READ / atomic requests in PSN order, places data through the RQ/SRQ or
+ * an R_Key, generates (coalesced) ACKs, NAKs and READ/atomic responses, and
+ * replays READ/atomic responses for duplicate requests from a small
+ * resource ring.  Runs in the per-QP work item with req.mutex held.
+ */
+#include "mrxe_dp.h"
+
+enum mrxe_resp_rc {
+	RESP_OK,
+	RESP_RNR,	/* no receive WQE: RNR NAK sent */
+	RESP_DROP,	/* silently discarded */
+	RESP_ERR,	/* NAK sent / WQE failed; QP goes to ERROR (RC) */
+};
+
+static inline struct mrxe_recv_wqe *resp_wqe(struct mrxe_qp *qp)
+{
+	return (struct mrxe_recv_wqe *)qp->resp.wqe;
+}
+
+static inline struct mrxe_sge *resp_sge(struct mrxe_qp *qp)
+{
+	return (struct mrxe_sge *)(resp_wqe(qp) + 1);
+}
+
+static void resp_put_mrs(struct mrxe_qp *qp)
+{
+	if (qp->resp.wr_mr) {
+		mrxe_mr_put(qp->resp.wr_mr);
+		qp->resp.wr_mr = NULL;
+	}
+	if (qp->resp.rd_mr) {
+		mrxe_mr_put(qp->resp.rd_mr);
+		qp->resp.rd_mr = NULL;
+	}
+	qp->resp.rd_active = false;
+}
+
+void mrxe_resp_reset(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+
+	resp_put_mrs(qp);
+	resp->has_wqe = false;
+	resp->offset = 0;
+	resp->last_opcode = 0xff;
+	resp->nak_sent = false;
+	resp->drop_msg = false;
+	resp->ack_pending = false;
+	resp->msn = 0;
+	resp->res_next = 0;
+	if (resp->res)
+		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
+}
+
+/* ---- packets we send ---- */
+
+static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
+{
+	struct mrxe_bth bth = {};
+	struct mrxe_aeth aeth;
+	struct sk_buff *skb;
+	u32 len = MRXE_BTH_LEN + MRXE_AETH_LEN + MRXE_ICRC_LEN;
+
+	skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, len);
+	if (!skb)
+		return -ENOMEM;
+	bth.opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ACK);
+	bth.pkey = MRXE_DEFAULT_PKEY;
+	bth.dqpn = qp->req.attr.dest_qpn;
+	bth.psn = psn;
+	mrxe_bth_build(skb->data, &bth);
+	aeth.syndrome = syndrome;
+	aeth.msn = qp->resp.msn;
+	mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
+	memset(skb->data + MRXE_BTH_LEN + MRXE_AETH_LEN, 0, MRXE_ICRC_LEN);
+	return mrxe_pipe_xmit(qp, qp->req.av, skb, mrxe_pipe_sport(qp, psn));
+}
+
+static void resp_flush_ack(struct mrxe_qp *qp)
+{
+	if (qp->resp.ack_pending) {
+		qp->resp.ack_pending = false;
+		resp_send_ack(qp, MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID,
+			      qp->resp.ack_psn);
+	}
+}
+
+static void resp_send_nak(struct mrxe_qp *qp, u8 code, u32 psn)
+{
+	resp_flush_ack(qp);
+	resp_send_ack(qp, MRXE_AETH_NAK | code, psn);
+}
+
+/* ---- receive WQEs ---- */
+
+static void resp_srq_event(struct mrxe_srq *srq)
+{
+	struct ib_event ev;
+
+	if (!srq->ibsrq.event_handler)
+		return;
+	ev.device = srq->ibsrq.device;
+	ev.element.srq = &srq->ibsrq;
+	ev.event = IB_EVENT_SRQ_LIMIT_REACHED;
+	srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/* Copy the next receive WQE out of the RQ/SRQ; -ENOSPC when empty. */
+static int resp_get_wqe(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_srq *srq = qp->srq;
+	struct mrxe_queue *q = srq ? srq->rq : qp->rq;
+	spinlock_t *lock = srq ? &srq->rq_lock : &qp->rq_lock;
+	u32 max_sge = srq ? srq->max_sge : qp->rq_max_sge;
+	bool limit_event = false;
+	unsigned long flags;
+	u32 n;
+
+	if (!q || !resp->wqe)
+		return -ENOSPC;
+	spin_lock_irqsave(lock, flags);
+	n = mrxe_ring_avail(q);
+	if (!n) {
+		spin_unlock_irqrestore(lock, flags);
+		return -ENOSPC;
+	}
+	memcpy(resp->wqe, mrxe_ring_slot_ptr(q, q->cons), resp->wqe_size);
+	mrxe_queue_advance(q);
+	/* IBA 10.2.9.3: SRQ limit event once, then disarmed */
+	if (srq && srq->limit && n - 1 < srq->limit) {
+		srq->limit = 0;
+		limit_event = true;
+	}
+	spin_unlock_irqrestore(lock, flags);
+	if (limit_event)
+		resp_srq_event(srq);
+
+	resp->has_wqe = true;
+	resp->offset = 0;
+	if (resp_wqe(qp)->num_sge > max_sge ||
+	    MRXE_RECV_WQE_HDR_SIZE +
+	    (u64)resp_wqe(qp)->num_sge * sizeof(struct mrxe_sge) >
+	    resp->wqe_size)
+		resp_wqe(qp)->num_sge = 0;	/* holds nothing: LEN_ERR */
+	return 0;
+}
+
+static u64 resp_wqe_len(struct mrxe_qp *qp)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < resp_wqe(qp)->num_sge; i++)
+		len += resp_sge(qp)[i].length;
+	return len;
+}
+
+static void resp_complete(struct mrxe_qp *qp, u32 status, u32 opcode,
+			  u32 byte_len, u32 flags, u32 ex, u32 src_qp,
+			  struct sk_buff *skb, bool solicited)
+{
+	struct mrxe_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.wr_id = resp_wqe(qp)->wr_id;
+	cqe.status = status;
+	cqe.opcode = opcode;
+	cqe.byte_len = byte_len;
+	cqe.ex.invalidated_rkey = ex;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.src_qp = src_qp;
+	cqe.wc_flags = flags;
+	cqe.port_num = 1;
+	if (skb) {
+		const struct iphdr *iph = (const struct iphdr *)skb_network_header(skb);
+
+		cqe.network_hdr_type = iph->version == 4 ? RDMA_NETWORK_IPV4 :
+						      RDMA_NETWORK_IPV6;
+		if (skb_mac_header_was_set(skb) &&
+		    skb_mac_header_len(skb) >= ETH_HLEN)
+			memcpy(cqe.smac, eth_hdr(skb)->h_source, ETH_ALEN);
+	}
+	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RESPONDER_ERR);
+	qp->resp.has_wqe = false;
+	mrxe_cq_post(qp->rcq, &cqe, solicited);
+}
+
+/* RC class B/C/D errors (IBA 9.9.3.1): NAK, fail the WQE, QP to ERROR. */
+static enum mrxe_resp_rc resp_error(struct mrxe_qp *qp, u8 nak, u32 wc_status,
+				    u32 psn)
+{
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RESPONDER_ERR);
+	if (!mrxe_qp_is_rc(qp)) {
+		/* UC: discard the message (IBA 9.8.3), keep the QP */
+		if (qp->resp.has_wqe && wc_status == IB_WC_LOC_LEN_ERR)
+			resp_complete(qp, wc_status, IB_WC_RECV,
+				      qp->resp.offset, 0, 0, 0, NULL, false);
+		qp->resp.drop_msg = true;
+		return RESP_DROP;
+	}
+	resp_send_nak(qp, nak, psn);
+	if (qp->resp.has_wqe)
+		resp_complete(qp, wc_status, IB_WC_RECV, qp->resp.offset, 0, 0,
+			      0, NULL, false);
+	resp_put_mrs(qp);
+	mrxe_pipe_set_error(qp);
+	return RESP_ERR;
+}
+
+/* ---- request handlers ---- */
+
+static enum mrxe_resp_rc resp_rnr(struct mrxe_qp *qp, u32 psn)
+{
+	if (!mrxe_qp_is_rc(qp)) {
+		qp->resp.drop_msg = true;
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		return RESP_DROP;
+	}
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_SENT);
+	resp_flush_ack(qp);
+	resp_send_ack(qp, MRXE_AETH_RNR_NAK |
+		      (qp->req.attr.min_rnr_timer & MRXE_AETH_VAL_MASK), psn);
+	qp->resp.nak_sent = true;
+	return RESP_RNR;
+}
+
+static enum mrxe_resp_rc resp_send(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 flags = 0, ex = 0;
+	int err;
+
+	if (pi->mask & MRXE_M_FIRST) {
+		if (!resp->has_wqe && resp_get_wqe(qp))
+			return resp_rnr(qp, pi->psn);
+		resp->offset = 0;
+	} else if (!resp->has_wqe) {
+		return RESP_DROP;
+	}
+	if (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->req.attr.mtu)
+		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
+				  pi->psn);
+	if ((u64)resp->offset + pi->paylen > resp_wqe_len(qp))
+		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_LOC_LEN_ERR,
+				  pi->psn);
+	if (pi->paylen) {
+		err = mrxe_sgl_copy(qp->pd, resp_sge(qp), resp_wqe(qp)->num_sge,
+				    resp->offset, mrxe_pkt_payload(skb),
+				    pi->paylen, MRXE_COPY_TO_MR,
+				    IB_ACCESS_LOCAL_WRITE);
+		if (err)
+			return resp_error(qp, MRXE_NAK_REM_OP,
+					  IB_WC_LOC_PROT_ERR, pi->psn);
+	}
+	resp->offset += pi->paylen;
+	if (!(pi->mask & MRXE_M_LAST))
+		return RESP_OK;
+
+	if (pi->mask & MRXE_HDR_IMMDT) {
+		flags |= MRXE_WC_WITH_IMM;
+		ex = (__force u32)mrxe_immdt_parse(mrxe_pkt_hdr(skb,
+							       MRXE_HDR_IMMDT));
+	}
+	if (pi->mask & MRXE_HDR_IETH) {
+		ex = mrxe_ieth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_IETH));
+		/* IBA 9.4.4.1: invalidate before completing the receive */
+		if (mrxe_invalidate_key(qp, ex))
+			return resp_error(qp, MRXE_NAK_INVALID_REQ,
+					  IB_WC_REM_INV_REQ_ERR, pi->psn);
+		flags |= MRXE_WC_WITH_INV;
+	}
+	resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, resp->offset, flags, ex,
+		      0, NULL, mrxe_bth_se(skb->data));
+	return RESP_OK;
+}
+
+static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_reth reth;
+	int err;
+
+	/* WRITE with immediate consumes a receive WQE (IBA 9.4.2) */
+	if ((pi->mask & MRXE_M_RWR) && !resp->has_wqe && resp_get_wqe(qp))
+		return resp_rnr(qp, pi->psn);
+
+	if (pi->mask & MRXE_M_FIRST) {
+		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+		if (resp->wr_mr) {
+			mrxe_mr_put(resp->wr_mr);
+			resp->wr_mr = NULL;
+		}
+		resp->wr_va = reth.va;
+		resp->wr_len = reth.len;
+		resp->wr_resid = reth.len;
+		/* IBA 9.7.4.1.4: a zero-length WRITE checks no R_Key */
+		if (reth.len) {
+			err = mrxe_rkey_resolve(qp, reth.rkey, reth.va, reth.len,
+						IB_ACCESS_REMOTE_WRITE,
+						&resp->wr_mr);
+			if (err) {
+				resp->wr_mr = NULL;
+				return resp_error(qp, MRXE_NAK_REM_ACCESS,
+						  IB_WC_REM_ACCESS_ERR, pi->psn);
+			}
+		}
+	}
+	if (pi->paylen > resp->wr_resid ||
+	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->req.attr.mtu) ||
+	    ((pi->mask & MRXE_M_LAST) && pi->paylen != resp->wr_resid))
+		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
+				  pi->psn);
+	if (pi->paylen) {
+		if (!resp->wr_mr)
+			return resp_error(qp, MRXE_NAK_REM_ACCESS,
+					  IB_WC_REM_ACCESS_ERR, pi->psn);
+		err = mrxe_mr_copy(resp->wr_mr, resp->wr_va,
+				   mrxe_pkt_payload(skb), pi->paylen,
+				   MRXE_COPY_TO_MR);
+		if (err)
+			return resp_error(qp, MRXE_NAK_REM_ACCESS,
+					  IB_WC_REM_ACCESS_ERR, pi->psn);
+	}
+	resp->wr_va += pi->paylen;
+	resp->wr_resid -= pi->paylen;
+	if (!(pi->mask & MRXE_M_LAST))
+		return RESP_OK;
+
+	if (resp->wr_mr) {
+		mrxe_mr_put(resp->wr_mr);
+		resp->wr_mr = NULL;
+	}
+	if (pi->mask & MRXE_HDR_IMMDT)
+		resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
+			      resp->wr_len, MRXE_WC_WITH_IMM,
+			      (__force u32)mrxe_immdt_parse(
+				      mrxe_pkt_hdr(skb, MRXE_HDR_IMMDT)),
+			      0, NULL, mrxe_bth_se(skb->data));
+	return RESP_OK;
+}
+
+static struct mrxe_resp_res *resp_res_alloc(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	u32 n = qp->req.attr.max_dest_rd_atomic;
+
+	if (!n || n > resp->nres)
+		n = resp->nres;
+	return &resp->res[resp->res_next++ % n];
+}
+
+static void resp_start_read(struct mrxe_qp *qp, struct mrxe_mr *mr, u64 va,
+			    u32 len, u32 psn, u32 first, u32 last)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+
+	resp->rd_mr = mr;
+	resp->rd_va = va;
+	resp->rd_resid = len;
+	resp->rd_psn = psn;
+	resp->rd_first_psn = first;
+	resp->rd_last_psn = last;
+	resp->rd_active = true;
+}
+
+static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_resp_res *res;
+	struct mrxe_mr *mr = NULL;
+	struct mrxe_reth reth;
+	u32 npkts, mtu = qp->req.attr.mtu;
+	int err;
+
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (reth.len > MRXE_MAX_MSG_SZ)
+		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
+				  pi->psn);
+	if (reth.len) {
+		err = mrxe_rkey_resolve(qp, reth.rkey, reth.va, reth.len,
+					IB_ACCESS_REMOTE_READ, &mr);
+		if (err)
+			return resp_error(qp, MRXE_NAK_REM_ACCESS,
+					  IB_WC_REM_ACCESS_ERR, pi->psn);
+	}
+	npkts = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
+	res = resp_res_alloc(qp);
+	res->type = MRXE_M_READ;
+	res->first_psn = pi->psn;
+	res->last_psn = mrxe_psn_add(pi->psn, npkts - 1);
+	res->va = reth.va;
+	res->rkey = reth.rkey;
+	res->len = reth.len;
+	resp_flush_ack(qp);
+	qp->resp.msn++;
+	resp_start_read(qp, mr, reth.va, reth.len, pi->psn, res->first_psn,
+			res->last_psn);
+	qp->resp.psn = mrxe_psn_add(res->last_psn, 1);
+	return RESP_OK;
+}
+
+static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
+{
+	struct mrxe_bth bth = {};
+	struct mrxe_aeth aeth;
+	struct sk_buff *skb;
+	u8 opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ATOMIC_ACK);
+	u32 hlen = mrxe_op_hdr_len(opcode);
+
+	skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, hlen + MRXE_ICRC_LEN);
+	if (!skb)
+		return;
+	bth.opcode = opcode;
+	bth.pkey = MRXE_DEFAULT_PKEY;
+	bth.dqpn = qp->req.attr.dest_qpn;
+	bth.psn = psn;
+	mrxe_bth_build(skb->data, &bth);
+	aeth.syndrome = MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID;
+	aeth.msn = qp->resp.msn;
+	mrxe_aeth_build(skb->data + mrxe_op_hdr_off(opcode, MRXE_HDR_AETH),
+			&aeth);
+	mrxe_atmack_build(skb->data + mrxe_op_hdr_off(opcode, MRXE_HDR_ATMACK),
+			  orig);
+	memset(skb->data + hlen, 0, MRXE_ICRC_LEN);
+	mrxe_pipe_xmit(qp, qp->req.av, skb, mrxe_pipe_sport(qp, psn));
+}
+
+static enum mrxe_resp_rc resp_atomic(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_resp_res *res;
+	struct mrxe_atmeth a;
+	struct mrxe_mr *mr;
+	u64 orig = 0;
+	int err;
+
+	mrxe_atmeth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_ATMETH), &a);
+	/* IBA 9.4.5: the VA must be 8-byte aligned, else invalid request */
+	if (a.va & 7)
+		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
+				  pi->psn);
+	err = mrxe_rkey_resolve(qp, a.rkey, a.va, 8, IB_ACCESS_REMOTE_ATOMIC,
+				&mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS, IB_WC_REM_ACCESS_ERR,
+				  pi->psn);
+	err = mrxe_mr_atomic(mr, a.va,
+			     (pi->opcode & 0x1f) == MRXE_OP_CMP_SWAP,
+			     a.compare, a.swap_add, &orig);
+	mrxe_mr_put(mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS, IB_WC_REM_ACCESS_ERR,
+				  pi->psn);
+	res = resp_res_alloc(qp);
+	res->type = MRXE_M_ATOMIC;
+	res->first_psn = pi->psn;
+	res->last_psn = pi->psn;
+	res->orig = orig;
+	resp_flush_ack(qp);
+	qp->resp.msn++;
+	resp_send_atomic_ack(qp, pi->psn, orig);
+	return RESP_OK;
+}
+
+/* IBA 9.7.5.1.3 / 9.7.5.2.2: duplicate requests are answered again. */
+static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 i, off, mtu = qp->req.attr.mtu;
+	struct mrxe_resp_res *res;
+	struct mrxe_mr *mr = NULL;
+
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+	if (pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) {
+		/* re-ACK everything received so far */
+		resp->ack_pending = true;
+		resp->ack_psn = mrxe_psn_add(resp->psn, MRXE_PSN_MASK);
+		return;
+	}
+	for (i = 0; i < resp->nres; i++) {
+		res = &resp->res[i];
+		if (!res->type || !mrxe_psn_in(pi->psn, res->first_psn,
+					       res->last_psn))
+			continue;
+		if ((pi->mask & MRXE_M_ATOMIC) && res->type == MRXE_M_ATOMIC &&
+		    res->first_psn == pi->psn) {
+			resp_flush_ack(qp);
+			resp_send_atomic_ack(qp, pi->psn, res->orig);
+			return;
+		}
+		if ((pi->mask & MRXE_M_READ) && res->type == MRXE_M_READ) {
+			if (resp->rd_active)
+				return;	/* busy: the requester retries */
+			off = (u32)mrxe_psn_diff(pi->psn, res->first_psn) * mtu;
+			if (off > res->len)
+				return;
+			if (res->len - off &&
+			    mrxe_rkey_resolve(qp, res->rkey, res->va + off,
+					      res->len - off,
+					      IB_ACCESS_REMOTE_READ, &mr))
+				return;
+			resp_flush_ack(qp);
+			resp_start_read(qp, mr, res->va + off, res->len - off,
+					pi->psn, res->first_psn, res->last_psn);
+			return;
+		}
+	}
+}
+
+/* Send up to *budget READ response packets (IBA 9.7.5.2.4). */
+static bool resp_read_step(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	u32 mtu = qp->req.attr.mtu, paylen, hlen, len;
+	struct mrxe_bth bth = {};
+	struct mrxe_aeth aeth;
+	struct sk_buff *skb;
+	bool first, last, progress = false;
+	u8 opcode, pad;
+	int err;
+
+	while (resp->rd_active && *budget > 0) {
+		paylen = min(mtu, resp->rd_resid);
+		first = resp->rd_psn == resp->rd_first_psn;
+		last = resp->rd_psn == resp->rd_last_psn ||
+		       resp->rd_resid <= mtu;
+		if (first && last)
+			opcode = MRXE_OP_READ_RESP_ONLY;
+		else if (first)
+			opcode = MRXE_OP_READ_RESP_FIRST;
+		else if (last)
+			opcode = MRXE_OP_READ_RESP_LAST;
+		else
+			opcode = MRXE_OP_READ_RESP_MIDDLE;
+		opcode = MRXE_OPC(MRXE_TR_RC, opcode);
+		hlen = mrxe_op_hdr_len(opcode);
+		pad = mrxe_pad_for(paylen);
+		len = hlen + paylen + pad + MRXE_ICRC_LEN;
+		skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, len);
+		if (!skb)
+			return true;	/* try again on the next run */
+		bth.opcode = opcode;
+		bth.pad = pad;
+		bth.pkey = MRXE_DEFAULT_PKEY;
+		bth.dqpn = qp->req.attr.dest_qpn;
+		bth.psn = resp->rd_psn;
+		mrxe_bth_build(skb->data, &bth);
+		if (mrxe_op_mask(opcode) & MRXE_HDR_AETH) {
+			aeth.syndrome = MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID;
+			aeth.msn = resp->msn;
+			mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
+		}
+		if (paylen) {
+			err = mrxe_mr_copy(resp->rd_mr, resp->rd_va,
+					   skb->data + hlen, paylen,
+					   MRXE_COPY_FROM_MR);
+			if (err) {
+				kfree_skb(skb);
+				resp_error(qp, MRXE_NAK_REM_ACCESS,
+					   IB_WC_REM_ACCESS_ERR, resp->rd_psn);
+				return true;
+			}
+		}
+		memset(skb->data + hlen + paylen, 0, pad + MRXE_ICRC_LEN);
+		mrxe_pipe_xmit(qp, qp->req.av, skb,
+			       mrxe_pipe_sport(qp, resp->rd_psn));
+		resp->rd_va += paylen;
+		resp->rd_resid -= paylen;
+		resp->rd_psn = mrxe_psn_add(resp->rd_psn, 1);
+		(*budget)--;
+		progress = true;
+		if (last) {
+			resp->rd_active = false;
+			if (resp->rd_mr) {
+				mrxe_mr_put(resp->rd_mr);
+				resp->rd_mr = NULL;
+			}
+		}
+	}
+	return progress;
+}
+
+/* IBA 9.7.5.2.1 / 9.8.3: the opcode must fit the previous packet. */
+static bool resp_opcode_ok(struct mrxe_qp *qp, u8 opcode, u32 mask)
+{
+	u8 last = qp->resp.last_opcode;
+	u8 lop = last & 0x1f;
+
+	if (last != 0xff && (lop == MRXE_OP_SEND_FIRST ||
+			     lop == MRXE_OP_SEND_MIDDLE))
+		return (mask & MRXE_M_SEND) && !(mask & MRXE_M_FIRST);
+	if (last != 0xff && (lop == MRXE_OP_WRITE_FIRST ||
+			     lop == MRXE_OP_WRITE_MIDDLE))
+		return (mask & MRXE_M_WRITE) && !(mask & MRXE_M_FIRST);
+	return mask & MRXE_M_FIRST;
+}
+
+static void resp_ud(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	const u8 *l3 = skb_network_header(skb);
+	u32 qkey, flags = MRXE_WC_GRH, ex = 0;
+	struct mrxe_deth deth;
+	u8 grh[MRXE_GRH_LEN];
+	int err;
+
+	mrxe_deth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_DETH), &deth);
+	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? MRXE_QP1_QKEY : qp->req.attr.qkey;
+	if (deth.qkey != qkey) {
+		/* IBA 10.2.5: silently dropped, counted */
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_QKEY_VIOLATION);
+		return;
+	}
+	if (resp_get_wqe(qp)) {
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		return;
+	}
+	if (MRXE_GRH_LEN + (u64)pi->paylen > resp_wqe_len(qp)) {
+		resp_complete(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0, 0, 0,
+			      deth.sqpn, skb, false);
+		return;
+	}
+	/*
+	 * IBA 11.4.1.2: the first 40 bytes receive the GRH; for RoCEv2 over
+	 * IPv4 the IPv4 header sits in its last 20 bytes (as rxe does).
+	 */
+	memset(grh, 0, sizeof(grh));
+	if ((l3[0] >> 4) == 4)
+		memcpy(grh + MRXE_GRH_LEN - MRXE_IPV4_HDR_LEN, l3,
+		       MRXE_IPV4_HDR_LEN);
+	else
+		memcpy(grh, l3, MRXE_IPV6_HDR_LEN);
+	err = mrxe_sgl_copy(qp->pd, resp_sge(qp), resp_wqe(qp)->num_sge, 0,
+			    grh, MRXE_GRH_LEN, MRXE_COPY_TO_MR,
+			    IB_ACCESS_LOCAL_WRITE);
+	if (!err && pi->paylen)
+		err = mrxe_sgl_copy(qp->pd, resp_sge(qp), resp_wqe(qp)->num_sge,
+				    MRXE_GRH_LEN, mrxe_pkt_payload(skb),
+				    pi->paylen, MRXE_COPY_TO_MR,
+				    IB_ACCESS_LOCAL_WRITE);
+	if (err) {
+		resp_complete(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV, 0, 0, 0,
+			      deth.sqpn, skb, false);
+		return;
+	}
+	if (pi->mask & MRXE_HDR_IMMDT) {
+		flags |= MRXE_WC_WITH_IMM;
+		ex = (__force u32)mrxe_immdt_parse(mrxe_pkt_hdr(skb,
+							       MRXE_HDR_IMMDT));
+	}
+	resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV,
+		      MRXE_GRH_LEN + pi->paylen, flags, ex, deth.sqpn, skb,
+		      mrxe_bth_se(skb->data));
+}
+
+static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	bool rc = mrxe_qp_is_rc(qp);
+	enum mrxe_resp_rc ret;
+	s32 diff;
+
+	if (mrxe_qp_is_ud(qp)) {
+		if ((pi->opcode & MRXE_TR_MASK) != MRXE_TR_UD)
+			goto drop;
+		resp_ud(qp, skb);
+		return;
+	}
+	if ((pi->opcode & MRXE_TR_MASK) != (rc ? MRXE_TR_RC : MRXE_TR_UC))
+		goto drop;
+
+	diff = mrxe_psn_diff(pi->psn, resp->psn);
+	if (rc) {
+		if (diff > 0) {
+			/* IBA 9.7.5.2.2: one sequence NAK per gap */
+			if (!resp->nak_sent) {
+				resp->nak_sent = true;
+				mrxe_counter_inc(qp_dev(qp),
+						 MRXE_CNT_SEQ_ERR_NAKS_SENT);
+				resp_send_nak(qp, MRXE_NAK_PSN_SEQ, resp->psn);
+			}
+			goto drop;
+		}
+		if (diff < 0) {
+			resp_duplicate(qp, skb);
+			return;
+		}
+	} else if (diff != 0 || resp->drop_msg) {
+		/* UC (IBA 9.8.3): a gap drops the message; resync PSN */
+		if (!(pi->mask & MRXE_M_FIRST)) {
+			resp->drop_msg = true;
+			resp->psn = mrxe_psn_add(pi->psn, 1);
+			goto drop;
+		}
+		resp->drop_msg = false;
+		resp->last_opcode = 0xff;
+		resp->psn = pi->psn;
+	}
+	resp->nak_sent = false;
+
+	if (!resp_opcode_ok(qp, pi->opcode, pi->mask)) {
+		if (rc) {
+			resp_error(qp, MRXE_NAK_INVALID_REQ,
+				   IB_WC_REM_INV_REQ_ERR, pi->psn);
+			return;
+		}
+		resp->drop_msg = true;
+		resp->psn = mrxe_psn_add(pi->psn, 1);
+		goto drop;
+	}
+
+	if (pi->mask & MRXE_M_SEND)
+		ret = resp_send(qp, skb);
+	else if (pi->mask & MRXE_M_WRITE)
+		ret = resp_write(qp, skb);
+	else if ((pi->mask & MRXE_M_READ) && rc)
+		ret = resp_read(qp, skb);
+	else if ((pi->mask & MRXE_M_ATOMIC) && rc)
+		ret = resp_atomic(qp, skb);
+	else
+		ret = RESP_DROP;
+
+	switch (ret) {
+	case RESP_OK:
+		resp->last_opcode = pi->opcode;
+		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
+			if (pi->mask & MRXE_M_ATOMIC)
+				resp->psn = mrxe_psn_add(pi->psn, 1);
+			/* READ advanced resp->psn by its packet count */
+			return;
+		}
+		resp->psn = mrxe_psn_add(pi->psn, 1);
+		if (pi->mask & MRXE_M_LAST)
+			resp->msn = (resp->msn + 1) & MRXE_MSN_MASK;
+		if (rc && mrxe_bth_ackreq(skb->data)) {
+			resp->ack_pending = true;
+			resp->ack_psn = pi->psn;
+		}
+		return;
+	case RESP_DROP:
+		if (!rc)
+			resp->psn = mrxe_psn_add(pi->psn, 1);
+		goto drop;
+	default:
+		return;
+	}
+drop:
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+}
+
+bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	enum ib_qp_state st = qp->req.state;
+	bool progress = false;
+	struct sk_buff *skb;
+
+	if (st != IB_QPS_RTR && st != IB_QPS_RTS && st != IB_QPS_SQD &&
+	    st != IB_QPS_SQE) {
+		skb_queue_purge(&resp->rxq);
+		return false;
+	}
+	if (resp->rd_active)
+		progress |= resp_read_step(qp, budget);
+	while (*budget > 0 && !resp->rd_active && !qp->req.want_error &&
+	       (skb = skb_dequeue(&resp->rxq))) {
+		resp_packet(qp, skb);
+		kfree_skb(skb);
+		(*budget)--;
+		progress = true;
+	}
+	/* ACK coalescing: one ACK for everything drained in this run */
+	if (resp->ack_pending && !qp->req.want_error &&
+	    (skb_queue_empty(&resp->rxq) || *budget <= 0))
+		resp_flush_ack(qp);
+	return progress;
+}
+
+/* IBA 10.3.1: receive WQEs complete with flush errors in ERROR. */
+void mrxe_resp_flush(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_queue *q = qp->rq;
+	unsigned long flags;
+
+	skb_queue_purge(&resp->rxq);
+	resp_put_mrs(qp);
+	resp->ack_pending = false;
+	if (!resp->wqe)
+		return;
+	if (resp->has_wqe)
+		resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, 0,
+			      NULL, false);
+	if (qp->srq || !q)
+		return;		/* SRQ WQEs belong to the SRQ, not the QP */
+	for (;;) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		if (!mrxe_ring_avail(q)) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
+			break;
+		}
+		memcpy(resp->wqe, mrxe_ring_slot_ptr(q, q->cons),
+		       MRXE_RECV_WQE_HDR_SIZE);
+		mrxe_queue_advance(q);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		resp->has_wqe = true;
+		resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, 0,
+			      NULL, false);
+	}
+}

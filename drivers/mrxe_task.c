@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Per-QP pipeline driver: the work item that runs responder, completer and
+ * requester, the hrtimers (retransmit, RNR), QP state changes and the glue
+ * to mrxe_net.  See mrxe_pipe.h for the execution model and locking.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <net/inet_ecn.h>
+
+#include "mrxe_dp.h"
+
+#define MRXE_WORK_BUDGET	256	/* packets per work run, then requeue */
+
+void mrxe_pipe_sched(struct mrxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->req.lock, flags);
+	if (!qp->req.dying)
+		queue_work(qp_dev(qp)->wq, &qp->req.work);
+	spin_unlock_irqrestore(&qp->req.lock, flags);
+}
+
+/*
+ * A transport error moves the QP to ERROR (IBA 10.3.1, 9.9.3).  The pipeline
+ * stops right away; mrxe_qp_error() (object code, may sleep / re-enter
+ * mrxe_pipe_modify) is called once the work drops req.mutex.
+ */
+void mrxe_pipe_set_error(struct mrxe_qp *qp)
+{
+	qp->req.want_error = true;
+	qp->req.state = IB_QPS_ERR;
+}
+
+u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn)
+{
+	/*
+	 * TODO(MetaRoCE): pick the path for this PSN from the QP's path set
+	 * (qp->num_paths entropy values) and record it in req.meta.
+	 */
+	return qp->req.sport;
+}
+
+u8 mrxe_pipe_ecn(struct mrxe_qp *qp)
+{
+	return READ_ONCE(qp_dev(qp)->cfg.ecn) ? INET_ECN_ECT_0 : INET_ECN_NOT_ECT;
+}
+
+struct sk_buff *mrxe_pipe_alloc_pkt(struct mrxe_qp *qp,
+				    const struct mrxe_av *av, u32 len)
+{
+	struct sk_buff *skb;
+
+	skb = mrxe_net_alloc_skb(qp_dev(qp), av, len);
+	if (unlikely(!skb))
+		return NULL;
+	if (skb->len == 0 && len)
+		skb_put(skb, len);
+	if (unlikely(skb->len != len || skb_is_nonlinear(skb))) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
+		   struct sk_buff *skb, u16 sport)
+{
+	struct mrxe_dev *dev = qp_dev(qp);
+	u32 len = skb->len;
+	int err;
+
+	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp));
+	if (likely(!err)) {
+		mrxe_counter_inc(dev, MRXE_CNT_SENT_PKTS);
+		mrxe_counter_add(dev, MRXE_CNT_SENT_BYTES, len);
+	}
+	return err;
+}
+
+/* ---- timers: hardirq context, only flag + schedule ---- */
+
+static enum hrtimer_restart mrxe_rto_fn(struct hrtimer *t)
+{
+	struct mrxe_qp *qp = container_of(t, struct mrxe_qp, comp.rto_timer);
+
+	atomic_set(&qp->comp.timer_fired, 1);
+	mrxe_pipe_sched(qp);
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart mrxe_rnr_fn(struct hrtimer *t)
+{
+	struct mrxe_qp *qp = container_of(t, struct mrxe_qp, req.rnr_timer);
+
+	atomic_set(&qp->req.rnr_fired, 1);
+	mrxe_pipe_sched(qp);
+	return HRTIMER_NORESTART;
+}
+
+/* (Re)start the retransmit timer: 4.096 us * 2^timeout (IBA 9.7.6.1.3). */
+void mrxe_rto_arm(struct mrxe_qp *qp)
+{
+	if (!qp->comp.rto_ns || qp->req.dying)
+		return;
+	hrtimer_start(&qp->comp.rto_timer, ns_to_ktime(qp->comp.rto_ns),
+		      HRTIMER_MODE_REL);
+}
+
+void mrxe_rto_stop(struct mrxe_qp *qp)
+{
+	hrtimer_try_to_cancel(&qp->comp.rto_timer);
+	atomic_set(&qp->comp.timer_fired, 0);
+}
+
+/* ---- the work item ---- */
+
+static void mrxe_pipe_snapshot_state(struct mrxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->req.state != IB_QPS_ERR || qp->state == IB_QPS_RESET)
+		qp->req.state = qp->state;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
+static void mrxe_pipe_work(struct work_struct *work)
+{
+	struct mrxe_qp *qp = container_of(work, struct mrxe_qp, req.work);
+	int budget = MRXE_WORK_BUDGET;
+	bool more, err;
+
+	mutex_lock(&qp->req.mutex);
+	mrxe_pipe_snapshot_state(qp);
+	do {
+		more = false;
+		if (qp->req.state == IB_QPS_ERR) {
+			/* IBA 10.3.1: flush everything outstanding */
+			mrxe_resp_flush(qp);
+			mrxe_req_flush(qp);
+			break;
+		}
+		if (qp->req.state == IB_QPS_RESET ||
+		    qp->req.state == IB_QPS_INIT) {
+			skb_queue_purge(&qp->resp.rxq);
+			skb_queue_purge(&qp->comp.rxq);
+			break;
+		}
+		more |= mrxe_resp_run(qp, &budget);
+		more |= mrxe_comp_run(qp, &budget);
+		more |= mrxe_req_run(qp, &budget);
+	} while (more && budget > 0 && !qp->req.want_error);
+
+	err = qp->req.want_error;
+	qp->req.want_error = false;
+	if (err) {
+		/* complete the failed WQE and flush the rest right away */
+		mrxe_resp_flush(qp);
+		mrxe_req_flush(qp);
+	}
+	mutex_unlock(&qp->req.mutex);
+
+	if (err)
+		mrxe_qp_error(qp);
+	else if (more)
+		mrxe_pipe_sched(qp);
+}
+
+/* ---- API used by the object code ---- */
+
+int mrxe_pipe_init(struct mrxe_qp *qp)
+{
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_queue *rq;
+	int err = -ENOMEM;
+
+	INIT_WORK(&req->work, mrxe_pipe_work);
+	mutex_init(&req->mutex);
+	spin_lock_init(&req->lock);
+	req->dying = false;
+	req->state = IB_QPS_RESET;
+	skb_queue_head_init(&qp->resp.rxq);
+	skb_queue_head_init(&qp->comp.rxq);
+	hrtimer_init(&qp->comp.rto_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	qp->comp.rto_timer.function = mrxe_rto_fn;
+	hrtimer_init(&req->rnr_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	req->rnr_timer.function = mrxe_rnr_fn;
+	atomic_set(&qp->comp.timer_fired, 0);
+	atomic_set(&req->rnr_fired, 0);
+	/*
+	 * TODO(MetaRoCE): qp->transport_mode == MRXE_TRANSPORT_METAROCE gets
+	 * the SACK/selective-repeat ops here; until then both modes run the
+	 * standard go-back-N recovery and wire format.
+	 */
+	req->loss = &mrxe_gbn_ops;
+
+	req->av = kzalloc(sizeof(*req->av), GFP_KERNEL);
+	if (!req->av)
+		goto err;
+	req->meta = kcalloc(MRXE_PKT_RING, sizeof(*req->meta), GFP_KERNEL);
+	if (!req->meta)
+		goto err;
+	if (qp->sq) {
+		req->nslots = qp->sq->index_mask + 1;
+		req->stride = ALIGN(offsetof(struct mrxe_swqe, wr) +
+				    mrxe_queue_elem_size(qp->sq), 8);
+		req->wqes = kvcalloc(req->nslots, req->stride, GFP_KERNEL);
+		if (!req->wqes)
+			goto err;
+	}
+	rq = qp->srq ? qp->srq->rq : qp->rq;
+	if (rq) {
+		qp->resp.wqe_size = mrxe_queue_elem_size(rq);
+		qp->resp.wqe = kzalloc(qp->resp.wqe_size, GFP_KERNEL);
+		if (!qp->resp.wqe)
+			goto err;
+	}
+	qp->resp.nres = MRXE_MAX_QP_RD_ATOM;
+	qp->resp.res = kcalloc(qp->resp.nres, sizeof(*qp->resp.res),
+			       GFP_KERNEL);
+	if (!qp->resp.res)
+		goto err;
+	mrxe_req_reset(qp);
+	mrxe_resp_reset(qp);
+	return 0;
+
+err:
+	kvfree(req->wqes);
+	req->wqes = NULL;
+	kfree(req->meta);
+	req->meta = NULL;
+	kfree(req->av);
+	req->av = NULL;
+	kfree(qp->resp.wqe);
+	qp->resp.wqe = NULL;
+	kfree(qp->resp.res);
+	qp->resp.res = NULL;
+	return err;
+}
+
+void mrxe_pipe_cleanup(struct mrxe_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->req.lock, flags);
+	qp->req.dying = true;
+	spin_unlock_irqrestore(&qp->req.lock, flags);
+
+	hrtimer_cancel(&qp->comp.rto_timer);
+	hrtimer_cancel(&qp->req.rnr_timer);
+	cancel_work_sync(&qp->req.work);
+
+	mutex_lock(&qp->req.mutex);
+	if (qp->req.av) {
+		mrxe_resp_reset(qp);
+		mrxe_req_reset(qp);
+	}
+	skb_queue_purge(&qp->resp.rxq);
+	skb_queue_purge(&qp->comp.rxq);
+	mutex_unlock(&qp->req.mutex);
+
+	kvfree(qp->req.wqes);
+	qp->req.wqes = NULL;
+	kfree(qp->req.meta);
+	qp->req.meta = NULL;
+	kfree(qp->req.av);
+	qp->req.av = NULL;
+	kfree(qp->resp.wqe);
+	qp->resp.wqe = NULL;
+	kfree(qp->resp.res);
+	qp->resp.res = NULL;
+}
+
+static u32 mrxe_port_mtu(struct mrxe_qp *qp)
+{
+	struct mrxe_dev *dev = qp_dev(qp);
+	unsigned long flags;
+	int mtu;
+
+	spin_lock_irqsave(&dev->port_lock, flags);
+	mtu = ib_mtu_enum_to_int(dev->port_attr.active_mtu);
+	spin_unlock_irqrestore(&dev->port_lock, flags);
+	return mtu > 0 ? mtu : 1024;
+}
+
+void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
+		      int mask, enum ib_qp_state old_state)
+{
+	struct mrxe_pipe_attr *pa = &qp->req.attr;
+	enum ib_qp_state state;
+	unsigned long flags;
+
+	if (!qp->req.av)
+		return;
+	mutex_lock(&qp->req.mutex);
+	spin_lock_irqsave(&qp->state_lock, flags);
+	state = qp->state;
+	pa->dest_qpn = qp->attr.dest_qp_num & MRXE_QPN_MASK;
+	pa->qkey = qp->attr.qkey;
+	pa->mtu = qp->mtu;
+	pa->timeout = qp->attr.timeout;
+	pa->retry_cnt = qp->attr.retry_cnt;
+	pa->rnr_retry = qp->attr.rnr_retry;
+	pa->min_rnr_timer = qp->attr.min_rnr_timer;
+	pa->max_rd_atomic = qp->attr.max_rd_atomic;
+	pa->max_dest_rd_atomic = qp->attr.max_dest_rd_atomic;
+	*qp->req.av = qp->av;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (!pa->mtu || mrxe_qp_is_ud(qp))
+		pa->mtu = mrxe_port_mtu(qp);
+	pa->mtu = clamp_t(u32, pa->mtu, 256, 4096);
+	if (!pa->max_rd_atomic)
+		pa->max_rd_atomic = 1;
+	pa->max_dest_rd_atomic = clamp_t(u32, pa->max_dest_rd_atomic, 1,
+					 qp->resp.nres);
+	qp->comp.rto_ns = mrxe_ack_timeout_ns(pa->timeout);
+	qp->req.sport = rdma_get_udp_sport(qp->req.av->grh.flow_label,
+					   qp->ibqp.qp_num, pa->dest_qpn);
+
+	if (state == IB_QPS_RESET || old_state == IB_QPS_RESET) {
+		/* rings may have been reset too: resync with the consumer */
+		mrxe_resp_reset(qp);
+		mrxe_req_reset(qp);
+		skb_queue_purge(&qp->resp.rxq);
+		skb_queue_purge(&qp->comp.rxq);
+		qp->req.state = IB_QPS_RESET;
+	}
+	if (mask & IB_QP_RQ_PSN) {
+		qp->resp.psn = attr->rq_psn & MRXE_PSN_MASK;
+		qp->resp.ack_psn = mrxe_psn_add(qp->resp.psn, MRXE_PSN_MASK);
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		qp->req.psn = attr->sq_psn & MRXE_PSN_MASK;
+		qp->req.resend_until = qp->req.psn;
+		qp->comp.psn = qp->req.psn;
+	}
+	if (mask & IB_QP_RETRY_CNT)
+		qp->comp.retry_left = pa->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->comp.rnr_left = pa->rnr_retry;
+	if (state == IB_QPS_SQD)
+		qp->req.sq_drained_sent = false;
+	if (qp->req.state != IB_QPS_ERR || state == IB_QPS_RESET)
+		qp->req.state = state;
+	mutex_unlock(&qp->req.mutex);
+
+	mrxe_pipe_sched(qp);
+}
+
+void mrxe_pipe_kick_sq(struct mrxe_qp *qp)
+{
+	mrxe_pipe_sched(qp);
+}
+
+void mrxe_pipe_kick_rq(struct mrxe_qp *qp)
+{
+	mrxe_pipe_sched(qp);
+}
