@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Unmodified perftest and ibverbs-utils programs between two mrxe devices in
+# two network namespaces: ib_{write,read,send,atomic}_bw, ib_{write,read,
+# send}_lat, ibv_rc_pingpong (buffer validation, classic and ibv_wr_* post
+# API, CQ events), ibv_uc_pingpong, ibv_srq_pingpong.  Short runs; pass means
+# the program completed and reported success.
+
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+PORT=18600
+TO=600
+
+# pt_run PROG ARGS...: perftest server in A, client in B.
+pt_run() {
+	local prog=$1
+	shift
+	command -v "$prog" >/dev/null || skip "$prog not installed (perftest)"
+	xfer_require datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	PORT=$((PORT + 1))
+	xfer_pair $TO "tcp:$PORT" \
+		"$prog" -d "$DEV_A" -x "$GID_A" -p $PORT -F "$@" \
+		-- \
+		"$prog" -d "$DEV_B" -x "$GID_B" -p $PORT -F "$@" "$SRV_IP"
+	hw_stats "$DEV_B"
+}
+
+# pp_run PROG ARGS...: ibverbs-utils pingpong, server in A, client in B.
+pp_run() {
+	local prog=$1
+	shift
+	command -v "$prog" >/dev/null || skip "$prog not installed (ibverbs-utils)"
+	xfer_require datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	PORT=$((PORT + 1))
+	xfer_pair $TO "tcp:$PORT" \
+		"$prog" -d "$DEV_A" -g "$GID_A" -p $PORT "$@" \
+		-- \
+		"$prog" -d "$DEV_B" -g "$GID_B" -p $PORT "$@" "$SRV_IP"
+	hw_stats "$DEV_B"
+}
+
+test_ib_write_bw() { pt_run ib_write_bw -n 200 -s 65536 --report_gbits; }
+test_ib_read_bw() { pt_run ib_read_bw -n 200 -s 65536 --report_gbits; }
+test_ib_send_bw() { pt_run ib_send_bw -n 200 -s 65536 --report_gbits; }
+test_ib_atomic_bw() { pt_run ib_atomic_bw -n 200; }
+test_ib_write_lat() { pt_run ib_write_lat -n 200 -s 64; }
+test_ib_read_lat() { pt_run ib_read_lat -n 200 -s 64; }
+test_ib_send_lat() { pt_run ib_send_lat -n 200 -s 64; }
+test_ib_write_bw_all_sizes() { pt_run ib_write_bw -a -n 20; }
+test_ibv_rc_pingpong_chk() { pp_run ibv_rc_pingpong -n 200 -s 4096 -m 1024 -c; }
+test_ibv_rc_pingpong_new_send_api() { pp_run ibv_rc_pingpong -n 200 -s 4096 -m 1024 -c -N; }
+test_ibv_rc_pingpong_events() { pp_run ibv_rc_pingpong -n 200 -s 1000 -m 1024 -c -e; }
+test_ibv_uc_pingpong() { pp_run ibv_uc_pingpong -n 200 -s 4096 -m 1024; }
+test_ibv_srq_pingpong() { pp_run ibv_srq_pingpong -n 200 -s 4096 -m 1024 -q 4; }
+
+mrxe_run_tests \
+	test_ib_write_bw \
+	test_ib_read_bw \
+	test_ib_send_bw \
+	test_ib_atomic_bw \
+	test_ib_write_lat \
+	test_ib_read_lat \
+	test_ib_send_lat \
+	test_ib_write_bw_all_sizes \
+	test_ibv_rc_pingpong_chk \
+	test_ibv_rc_pingpong_new_send_api \
+	test_ibv_rc_pingpong_events \
+	test_ibv_uc_pingpong \
+	test_ibv_srq_pingpong
