@@ -167,6 +167,8 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	if (!dev)
 		return -ENOMEM;
 
+	/* First: from here on ib_dealloc_device() runs mrxe_dealloc(). */
+	ib_set_device_ops(&dev->ib_dev, &mrxe_dev_ops);
 	INIT_LIST_HEAD(&dev->list);
 	spin_lock_init(&dev->port_lock);
 	spin_lock_init(&dev->cfg_lock);
@@ -219,7 +221,6 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	dev->ib_dev.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				       BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				       BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
-	ib_set_device_ops(&dev->ib_dev, &mrxe_dev_ops);
 
 	/* ib_core's roce_gid_mgmt fills the RoCEv2 GIDs from this netdev. */
 	err = ib_device_set_netdev(&dev->ib_dev, ndev, 1);
@@ -362,8 +363,9 @@ err_net:
 static void __exit mrxe_module_exit(void)
 {
 	rdma_link_unregister(&mrxe_link_ops);
-	unregister_netdevice_notifier(&mrxe_netdev_nb);
 	mrxe_unregister_all();
+	/* Last: unregistering replays NETDEV_UNREGISTER for every netdev. */
+	unregister_netdevice_notifier(&mrxe_netdev_nb);
 	mrxe_net_exit();
 	pr_info(DRV_NAME ": unloaded\n");
 }
