@@ -8,6 +8,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -512,27 +513,38 @@ TEST_F(Mrxe, PostValidation)
 	EXPECT_EQ(sbad, &swr);
 
 	ud_to_rts(qp);
+	/* the kernel may round capacities up: test against what it granted */
+	ibv_qp_attr qa{};
+	ibv_qp_init_attr qi{};
+	ASSERT_EQ(ibv_query_qp(qp, &qa, IBV_QP_CAP, &qi), 0);
+	int max_rsge = int(qi.cap.max_recv_sge), max_ssge = int(qi.cap.max_send_sge);
+	uint32_t rq_depth = qi.cap.max_recv_wr;
+	std::vector<ibv_sge> many(std::max(max_rsge, max_ssge) + 1, sge[0]);
 	/* receive: a good WR, then one with too many SGEs: bad_wr is it */
 	ibv_recv_wr rwr2 = rwr;
-	rwr2.num_sge = 3;
+	rwr2.sg_list = many.data();
+	rwr2.num_sge = max_rsge + 1;
 	rwr.next = &rwr2;
 	rbad = nullptr;
 	EXPECT_EQ(ibv_post_recv(qp, &rwr, &rbad), EINVAL);
 	EXPECT_EQ(rbad, &rwr2);
 	rwr.next = nullptr;
-	/* the RQ holds 8; the first post above used one slot */
-	int posted = 1;
-	while (ibv_post_recv(qp, &rwr, &rbad) == 0)
+	/* fill the RQ (the first post above used one slot), then ENOMEM */
+	uint32_t posted = 1;
+	while (posted < 100000 && ibv_post_recv(qp, &rwr, &rbad) == 0)
 		posted++;
-	EXPECT_GE(posted, 8);
+	EXPECT_GE(posted, rq_depth);
 	EXPECT_EQ(ibv_post_recv(qp, &rwr, &rbad), ENOMEM);
+	EXPECT_EQ(rbad, &rwr);
 
 	/* send: UD without an AH, too many SGEs, inline over the limit */
 	swr.wr.ud.ah = nullptr;
 	EXPECT_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
 	EXPECT_EQ(sbad, &swr);
-	swr.num_sge = 3;
+	swr.sg_list = many.data();
+	swr.num_sge = max_ssge + 1;
 	EXPECT_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.sg_list = sge;
 	swr.num_sge = 1;
 	swr.opcode = IBV_WR_RDMA_WRITE;	/* not a UD operation */
 	EXPECT_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
@@ -613,7 +625,9 @@ TEST_F(Mrxe, SrqLifecycleAndLimits)
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	EXPECT_EQ(ibv_post_srq_recv(srq, &wr, &bad), 0);
-	wr.num_sge = 3;
+	std::vector<ibv_sge> many(sa.attr.max_sge + 1, sge);
+	wr.sg_list = many.data();
+	wr.num_sge = int(sa.attr.max_sge) + 1;	/* one over what was granted */
 	EXPECT_EQ(ibv_post_srq_recv(srq, &wr, &bad), EINVAL);
 	EXPECT_EQ(bad, &wr);
 
