@@ -37,7 +37,7 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 	struct mrxe_req_state *req = &qp->req;
 	struct mrxe_cqe cqe;
 
-	if (w->status != IB_WC_SUCCESS || req->sig_all ||
+	if (w->status != IB_WC_SUCCESS || qp->sq_sig_all ||
 	    (w->wr.send_flags & MRXE_SEND_SIGNALED)) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = w->wr.wr_id;

@@ -84,7 +84,6 @@ struct mrxe_req_state {
 	bool			dying;
 	bool			want_error;	/* move QP to ERROR after unlock */
 	bool			sq_drained_sent;
-	bool			sig_all;	/* set by create_qp: IB_SIGNAL_ALL_WR */
 	enum ib_qp_state	state;		/* snapshot of qp->state */
 	struct mrxe_pipe_attr	attr;
 	struct mrxe_av		*av;		/* snapshot of qp->av */
@@ -189,11 +188,5 @@ void mrxe_pipe_kick_rq(struct mrxe_qp *qp);
  * the last 4 bytes of the skb for it.  Implemented in mrxe_recv.c.
  */
 void mrxe_icrc_generate(struct sk_buff *skb);
-
-/*
- * REQUESTED BY DATA PATH (to mrxe_qp.c): create_qp sets
- * qp->req.sig_all = (init_attr->sq_sig_type == IB_SIGNAL_ALL_WR); the data
- * path never writes it.  Without it only IB_SEND_SIGNALED WRs complete.
- */
 
 #endif /* MRXE_PIPE_H */

@@ -118,7 +118,9 @@ static void mrxe_req_fetch(struct mrxe_qp *qp)
 	while (req->fetched - req->head < avail &&
 	       req->fetched - req->head < req->nslots) {
 		w = mrxe_swqe_at(qp, req->fetched);
-		memcpy(&w->wr, mrxe_ring_slot_ptr(q, req->fetched), esize);
+		/* header + sges/inline: the copy spans past wr on purpose */
+		memcpy((u8 *)w + offsetof(struct mrxe_swqe, wr),
+		       mrxe_ring_slot_ptr(q, req->fetched), esize);
 		mrxe_req_validate(qp, w, esize);
 		req->fetched++;
 	}
