@@ -1,0 +1,313 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the mrxe selftests (sourced, bash).
+#
+# A test script defines functions named test_* and ends with
+#	mrxe_run_tests test_a test_b ...
+# which prints a KTAP header and plan, runs each function in a subshell with
+# `set -e`, prints "ok N name", "not ok N name" or "ok N name # SKIP reason",
+# checks the new dmesg lines after every test, and exits 0 (all passed or
+# skipped), 1 (a failure) or 4 (KSFT_SKIP: everything skipped).
+#
+# Inside a test: `skip "reason"` ends it as skipped, `fail "reason"` (or any
+# failing command under set -e) ends it as failed.  Diagnostics go to stdout
+# and are printed as "# ..." lines.
+#
+# These tests load kernel modules and create devices: they refuse to run
+# anywhere but inside the lab VM (MRXE_VM=1, set by tools/labvm/vm-run.sh).
+#
+# Environment:
+#	MRXE_KO		module to insmod (default: build/rdma_mrxe.ko)
+#	MRXE_LINK_TYPE	rdma link type (default mrxe).  MRXE_LINK_TYPE=rxe runs
+#			the same tests against stock rdma_rxe (modprobe'd), which
+#			validates the tests themselves.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+MRXE_SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+MRXE_REPO=$(cd "$MRXE_SELFTEST_DIR/.." && pwd)
+MRXE_KO=${MRXE_KO:-$MRXE_REPO/build/rdma_mrxe.ko}
+MRXE_LINK_TYPE=${MRXE_LINK_TYPE:-mrxe}
+if [ "$MRXE_LINK_TYPE" = rxe ]; then
+	MRXE_MODULE=rdma_rxe
+	MRXE_DEV=${MRXE_DEV:-rxetest0}
+else
+	MRXE_MODULE=rdma_mrxe
+	MRXE_DEV=${MRXE_DEV:-mrxe0}
+fi
+MRXE_DMESG_BAD='BUG:|Oops|WARNING:|general protection|Call Trace'
+IB_DEVICE_NAME_MAX=64
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-90}
+
+# Unique per script run so that leftovers of one test never confuse another.
+NS_A=mrxe-a-$$
+NS_B=mrxe-b-$$
+VETH_A=veth-mrxe-a
+VETH_B=veth-mrxe-b
+IP_A=192.168.77.1
+IP_B=192.168.77.2
+IP6_A=fd77::1
+IP6_B=fd77::2
+
+# ---------------------------------------------------------------- TAP ----
+
+ktap_header() { echo "TAP version 13"; }
+ktap_plan() { echo "1..$1"; }
+diag() { echo "# $*"; }
+skip() { echo "SKIP: $*"; exit $KSFT_SKIP; }
+fail() { echo "FAIL: $*"; exit $KSFT_FAIL; }
+
+# ------------------------------------------------------------ helpers ----
+
+# wait_for TIMEOUT_SECS CMD...: poll CMD every 0.1 s until it succeeds.
+wait_for() {
+	local t=$1 i
+	shift
+	for ((i = 0; i < t * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+# expect_fail DESC CMD...: CMD must fail; shows its error message.
+expect_fail() {
+	local desc=$1 out rc
+	shift
+	out=$("$@" 2>&1) && rc=0 || rc=$?
+	if [ $rc = 0 ]; then
+		echo "expected failure but succeeded: $desc: $*"
+		[ -n "$out" ] && echo "$out"
+		return 1
+	fi
+	echo "$desc: refused (rc=$rc): ${out:-<no message>}"
+	if [ -z "$out" ]; then
+		echo "no error message for: $*"
+		return 1
+	fi
+	return 0
+}
+
+in_lab_vm() { [ "${MRXE_VM:-0}" = 1 ]; }
+
+# ------------------------------------------------------------- module ----
+
+mrxe_modprobe_deps() {
+	local m
+	for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do
+		modprobe "$m" || { echo "modprobe $m failed"; return 1; }
+	done
+}
+
+mrxe_loaded() { [ -d /sys/module/$MRXE_MODULE ]; }
+
+# mrxe_load: load the module under test (no-op when loaded).
+mrxe_load() {
+	mrxe_loaded && return 0
+	mrxe_modprobe_deps || return 1
+	if [ "$MRXE_MODULE" = rdma_mrxe ]; then
+		insmod "$MRXE_KO" || { echo "insmod $MRXE_KO failed"; return 1; }
+	else
+		modprobe "$MRXE_MODULE" || return 1
+	fi
+	mrxe_loaded
+}
+
+# mrxe_links: names of all ib devices.  The lab VM has no RDMA hardware, so
+# every ib device there was created by a test.
+mrxe_links() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] && basename "$d"
+	done
+	return 0
+}
+
+# mrxe_del_all_links: delete every device of our type (best effort).
+mrxe_del_all_links() {
+	local d
+	for d in $(mrxe_links); do
+		rdma link delete "$d" 2>/dev/null || true
+	done
+	return 0
+}
+
+mrxe_unload() {
+	mrxe_loaded || return 0
+	mrxe_del_all_links
+	rmmod "$MRXE_MODULE"
+}
+
+dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+dev_gone() { ! dev_exists "$1"; }
+
+# port_state DEV: "ACTIVE", "DOWN", ... from sysfs ("4: ACTIVE").
+port_state() {
+	local s
+	s=$(cat "/sys/class/infiniband/$1/ports/1/state" 2>/dev/null) || return 1
+	echo "${s#*: }"
+}
+port_state_is() { [ "$(port_state "$1")" = "$2" ]; }
+
+# ------------------------------------------------------------- netns ----
+
+# mrxe_netns_setup: two namespaces joined by a veth pair, addresses only
+# inside them (the traffic never leaves the VM).
+mrxe_netns_setup() {
+	modprobe veth 2>/dev/null
+	ip netns add "$NS_A" || return 1
+	ip netns add "$NS_B" || return 1
+	ip -n "$NS_A" link set lo up
+	ip -n "$NS_B" link set lo up
+	ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" netns "$NS_B" || return 1
+	ip -n "$NS_A" addr add "$IP_A/24" dev "$VETH_A"
+	ip -n "$NS_B" addr add "$IP_B/24" dev "$VETH_B"
+	ip -n "$NS_A" addr add "$IP6_A/64" dev "$VETH_A" nodad
+	ip -n "$NS_B" addr add "$IP6_B/64" dev "$VETH_B" nodad
+	ip -n "$NS_A" link set "$VETH_A" up
+	ip -n "$NS_B" link set "$VETH_B" up
+}
+
+mrxe_netns_cleanup() {
+	ip netns del "$NS_A" 2>/dev/null || true
+	ip netns del "$NS_B" 2>/dev/null || true
+}
+
+# nsa/nsb CMD...: run CMD inside namespace A/B.
+nsa() { ip netns exec "$NS_A" "$@"; }
+nsb() { ip netns exec "$NS_B" "$@"; }
+
+# link_add NS NAME NETDEV: `rdma link add` from inside namespace NS.
+link_add() {
+	ip netns exec "$1" rdma link add "$2" type "$MRXE_LINK_TYPE" netdev "$3"
+}
+
+# ---------------------------------------------------------------- GIDs ----
+
+# gid_of_ipv4 A.B.C.D -> sysfs form of ::ffff:A.B.C.D
+gid_of_ipv4() {
+	local IFS=.
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# gid_of_ipv6 ADDR -> fully expanded sysfs form
+gid_of_ipv6() {
+	python3 -c 'import ipaddress,sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$1"
+}
+
+# gid_types_of DEV GID: prints the type of every entry holding GID.  One grep
+# over the table: forking per entry is slow under TCG (rxe has 1024 entries).
+gid_types_of() {
+	local dev=$1 gid=$2 f
+	for f in $(grep -lx "$gid" /sys/class/infiniband/"$dev"/ports/1/gids/* 2>/dev/null); do
+		cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null
+	done
+}
+
+# has_gid DEV GID TYPE: the GID table holds GID with TYPE ("RoCE v2").
+has_gid() { gid_types_of "$1" "$2" | grep -qx "$3"; }
+
+dump_gids() {
+	local dev=$1 line f g n
+	grep -H -v -x '0000:0000:0000:0000:0000:0000:0000:0000' \
+		/sys/class/infiniband/"$dev"/ports/1/gids/* 2>/dev/null |
+	while IFS= read -r line; do
+		f=${line%%:*}
+		g=${line#*:}
+		n=${f##*/}
+		echo "gid[$n] $g $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/$n" 2>/dev/null) $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/ndevs/$n" 2>/dev/null)"
+	done
+}
+
+# ----------------------------------------------------------- runner ----
+
+dmesg_lines() { dmesg | wc -l; }
+
+# mrxe_sweep: remove what a killed test may have left: namespaces of this
+# suite and ib devices (the module stays loaded).
+mrxe_sweep() {
+	local ns
+	for ns in /run/netns/mrxe-*; do
+		[ -e "$ns" ] && ip netns del "${ns##*/}" 2>/dev/null
+	done
+	mrxe_del_all_links
+	ip link del mrxetun0 2>/dev/null
+	return 0
+}
+
+# mrxe_run_tests FUNC...: run each test function, print KTAP.
+mrxe_run_tests() {
+	if [ -n "${MRXE_RUN_ONE:-}" ]; then
+		in_lab_vm || exit $KSFT_SKIP
+		trap 'exit 143' TERM	# so that the test's EXIT trap cleans up
+		set -e
+		"$MRXE_RUN_ONE"
+		exit 0
+	fi
+	local n=0 t rc before bad out failed=0 passed=0 skipped=0 msg
+	ktap_header
+	ktap_plan $#
+	if ! in_lab_vm; then
+		for t in "$@"; do
+			n=$((n + 1))
+			echo "ok $n $t # SKIP not inside the lab VM (run via tools/labvm/vm-run.sh)"
+		done
+		exit $KSFT_SKIP
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		for t in "$@"; do
+			n=$((n + 1))
+			echo "ok $n $t # SKIP needs root"
+		done
+		exit $KSFT_SKIP
+	fi
+	local tmp
+	tmp=$(mktemp)
+	for t in "$@"; do
+		n=$((n + 1))
+		before=$(dmesg_lines)
+		# A fresh process per test, so that a hung test is killed alone.
+		MRXE_RUN_ONE=$t timeout -k 5 "$MRXE_TEST_TIMEOUT" bash "$0" > "$tmp" 2>&1 < /dev/null
+		rc=$?
+		out=$(cat "$tmp")
+		if [ $rc = 124 ] || [ $rc = 137 ]; then
+			out="$out
+TIMEOUT: $t did not finish in ${MRXE_TEST_TIMEOUT}s"
+			rc=$KSFT_FAIL
+		fi
+		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+		mrxe_sweep
+		bad=$(dmesg | tail -n +"$((before + 1))" | grep -E "$MRXE_DMESG_BAD")
+		if [ -n "$bad" ]; then
+			echo "# dmesg shows kernel problems during $t:"
+			dmesg | tail -n +"$((before + 1))" | grep -E -A10 "$MRXE_DMESG_BAD" |
+				head -n 60 | sed 's/^/#   /'
+			rc=$KSFT_FAIL
+		fi
+		case $rc in
+		0) echo "ok $n $t"; passed=$((passed + 1)) ;;
+		"$KSFT_SKIP")
+			msg=$(printf '%s\n' "$out" | sed -n 's/^SKIP: //p' | tail -n1)
+			echo "ok $n $t # SKIP ${msg:-skipped}"
+			skipped=$((skipped + 1)) ;;
+		*) echo "not ok $n $t"; failed=$((failed + 1)) ;;
+		esac
+	done
+	rm -f "$tmp"
+	echo "# $(basename "$0"): $passed passed, $failed failed, $skipped skipped"
+	[ $failed -gt 0 ] && exit $KSFT_FAIL
+	[ $passed = 0 ] && [ $skipped -gt 0 ] && exit $KSFT_SKIP
+	exit $KSFT_PASS
+}
+
+# mrxe_require_module: skip unless the module under test can be loaded.
+mrxe_require_module() {
+	if [ "$MRXE_MODULE" = rdma_mrxe ] && [ ! -f "$MRXE_KO" ]; then
+		skip "$MRXE_KO not built (make module)"
+	fi
+	mrxe_load || fail "loading $MRXE_MODULE failed"
+}

@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot ONE lab VM and run the mrxe selftests in it (all of TEST_PROGS, or the
+# programs named as arguments).  Prints their TAP output as it comes and ends
+# with "selftests: N passed, N failed, N skipped"; exits non-zero if any test
+# failed, the VM timed out/oopsed, or dmesg showed a kernel problem.
+#
+#   tools/labvm/run-selftests.sh [PROG.sh...]
+#   MRXE_LINK_TYPE=rxe tools/labvm/run-selftests.sh   (validate against stock rxe)
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 2
+
+progs=("$@")
+[ ${#progs[@]} -gt 0 ] || read -r -a progs <<< "$(sed -n 's/^TEST_PROGS[[:space:]]*:=//p' selftests/Makefile)"
+per=$(sed -n 's/^timeout=//p' selftests/settings)
+total=$(( ${per:-300} * ${#progs[@]} + 180 ))
+
+exec "$REPO/tools/labvm/vm-run.sh" --live --timeout "$total" -- \
+	"$REPO/selftests/run.sh" "${progs[@]}"
