@@ -41,9 +41,12 @@ if [ "$MRXE_LINK_TYPE" != rxe ]; then
 	export RDMAV_DRIVERS=$MRXE_REPO/build/libmrxe
 fi
 
-# xfer_require [verify] [datapath]: skip unless the pieces exist.
+# xfer_require [verify] [datapath]: skip unless the pieces exist.  Also
+# makes a failing command (the test runs under set -e) say what it was.
 xfer_require() {
 	local what f
+	set -E
+	trap 'echo "command failed (exit $?): $BASH_COMMAND"' ERR
 	if [ "$MRXE_LINK_TYPE" != rxe ]; then
 		[ -f "$MRXE_KO" ] || skip "$MRXE_KO not built (make module)"
 		[ -f "$XFER_PROVIDER" ] ||
@@ -66,7 +69,11 @@ xfer_require() {
 }
 
 run_a() {
-	if [ $XFER_LOOP = 1 ]; then "$@"; else ip netns exec "$NS_A" "$@"; fi
+	if [ $XFER_LOOP = 1 ] || [ "$XFER_A_IN_INIT" = 1 ]; then
+		"$@"
+	else
+		ip netns exec "$NS_A" "$@"
+	fi
 }
 run_b() {
 	if [ $XFER_LOOP = 1 ]; then "$@"; else ip netns exec "$NS_B" "$@"; fi
@@ -74,12 +81,23 @@ run_b() {
 
 # Command prefixes for side A/B (arrays), for background jobs whose pid must
 # be the real process (ip netns exec execs its command).
+# XFER_A_IN_INIT=1: side A lives in init_net (interop: stock rxe there).
+# XFER_SERVER_SIDE=B: xfer_pair runs the server in B and the client in A.
+XFER_A_IN_INIT=0
+XFER_SERVER_SIDE=A
 xfer_prefix() {
 	PFX_A=()
 	PFX_B=()
 	if [ $XFER_LOOP = 0 ]; then
-		PFX_A=(ip netns exec "$NS_A")
+		[ "$XFER_A_IN_INIT" = 1 ] || PFX_A=(ip netns exec "$NS_A")
 		PFX_B=(ip netns exec "$NS_B")
+	fi
+	if [ "$XFER_SERVER_SIDE" = B ]; then
+		PFX_SRV=("${PFX_B[@]}")
+		PFX_CLI=("${PFX_A[@]}")
+	else
+		PFX_SRV=("${PFX_A[@]}")
+		PFX_CLI=("${PFX_B[@]}")
 	fi
 }
 
@@ -114,7 +132,7 @@ xfer_wait_gid() {
 xfer_setup() {
 	local mtu=${1:-1500}
 	mrxe_require_module
-	mrxe_del_all_links
+	mrxe_del_all_links || true
 	if [ $XFER_LOOP = 1 ]; then
 		modprobe veth
 		ip link del "$VETH_A" 2>/dev/null || true
@@ -131,7 +149,7 @@ xfer_setup() {
 		GID_A=$REPLY
 		GID_B=$REPLY
 	else
-		mrxe_netns_cleanup
+		mrxe_netns_cleanup || true
 		mrxe_netns_setup || return 1
 		ip -n "$NS_A" link set "$VETH_A" mtu "$mtu"
 		ip -n "$NS_B" link set "$VETH_B" mtu "$mtu"
@@ -153,11 +171,11 @@ xfer_setup() {
 }
 
 xfer_cleanup() {
-	mrxe_del_all_links
+	mrxe_del_all_links || true
 	if [ $XFER_LOOP = 1 ]; then
 		ip link del "$VETH_A" 2>/dev/null || true
 	else
-		mrxe_netns_cleanup
+		mrxe_netns_cleanup || true
 	fi
 	return 0
 }
@@ -167,9 +185,9 @@ active_mtu() {
 	ibv_devinfo -d "$1" 2>/dev/null | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
 }
 
-# tcp_listening RUNNER PORT: something listens on TCP PORT (in A or B).
+# tcp_listening PORT: something listens on TCP PORT on the server side.
 tcp_listening() {
-	"$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+	"${PFX_SRV[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
 # cm_listening PORT: an rdma_cm id listens on PORT (rdma resource).
@@ -178,9 +196,10 @@ cm_listening() {
 }
 
 # xfer_pair TIMEOUT WAIT SERVER_ARGV... -- CLIENT_ARGV...
-#   Runs the server in A in the background and, once WAIT says it is ready
-#   ("tcp:PORT", "cm:PORT" or "sleep:SECS"), the client in B.  Both run
-#   under `timeout`.  Prints both outputs; fails if either fails.
+#   Runs the server in A (B if XFER_SERVER_SIDE=B) in the background and,
+#   once WAIT says it is ready ("tcp:PORT", "cm:PORT" or "sleep:SECS"), the
+#   client on the other side.  Both run under `timeout`.  Prints both
+#   outputs; fails if either fails.
 xfer_pair() {
 	local to=$1 waitspec=$2 sp crc src i ready=0 tag
 	shift 2
@@ -190,11 +209,11 @@ xfer_pair() {
 	c=("$@")
 	tag=$XFER_TMP/pair.$RANDOM
 	xfer_prefix
-	"${PFX_A[@]}" timeout --kill-after=10 "$to" "${s[@]}" > "$tag.server" 2>&1 &
+	"${PFX_SRV[@]}" timeout --kill-after=10 "$to" "${s[@]}" > "$tag.server" 2>&1 &
 	sp=$!
 	for ((i = 0; i < 300; i++)); do
 		case $waitspec in
-		tcp:*) tcp_listening run_a "${waitspec#tcp:}" && ready=1 ;;
+		tcp:*) tcp_listening "${waitspec#tcp:}" && ready=1 ;;
 		cm:*) cm_listening "${waitspec#cm:}" && ready=1 ;;
 		sleep:*) sleep "${waitspec#sleep:}"; ready=1 ;;
 		esac
@@ -216,7 +235,7 @@ xfer_pair() {
 		fi
 	fi
 	crc=0
-	"${PFX_B[@]}" timeout --kill-after=10 "$to" "${c[@]}" > "$tag.client" 2>&1 || crc=$?
+	"${PFX_CLI[@]}" timeout --kill-after=10 "$to" "${c[@]}" > "$tag.client" 2>&1 || crc=$?
 	# A server whose client failed may wait forever for it.
 	for ((i = 0; i < 100; i++)); do
 		kill -0 $sp 2>/dev/null || break

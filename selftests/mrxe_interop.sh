@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Interoperability with stock rdma_rxe: stock rxe on one end of a veth pair
+# in init_net (stock rxe only works there), mrxe on the other end inside a
+# network namespace.  ibv_rc_pingpong (with buffer validation), ib_write_bw,
+# ib_read_bw and mrxe-verify (every byte checked), each in both directions.
+# Both providers load: RDMAV_DRIVERS adds mrxe's to the system ones.
+
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+PORT=18700
+TO=900
+RXE_DEV=rxeint0
+
+interop_cleanup() {
+	mrxe_del_all_links || true
+	ip link del "$VETH_A" 2>/dev/null || true
+	mrxe_netns_cleanup || true
+}
+
+interop_setup() {
+	[ "$MRXE_LINK_TYPE" = rxe ] &&
+		skip "interop pairs mrxe with stock rxe (MRXE_LINK_TYPE=rxe given)"
+	xfer_require "$@"
+	mrxe_require_module
+	modprobe rdma_rxe 2>/dev/null || skip "stock rdma_rxe module not available"
+	trap interop_cleanup EXIT
+	interop_cleanup
+	ip netns add "$NS_B"
+	ip -n "$NS_B" link set lo up
+	ip link add "$VETH_A" type veth peer name "$VETH_B" netns "$NS_B"
+	ip addr add "$IP_A/24" dev "$VETH_A"
+	ip -n "$NS_B" addr add "$IP_B/24" dev "$VETH_B"
+	ip link set "$VETH_A" up
+	ip -n "$NS_B" link set "$VETH_B" up
+	XFER_A_IN_INIT=1
+	DEV_A=$RXE_DEV
+	DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
+	rdma link add "$DEV_A" type rxe netdev "$VETH_A"
+	link_add "$NS_B" "$DEV_B" "$VETH_B"
+	xfer_wait_gid "$DEV_A" "$IP_A"
+	GID_A=$REPLY
+	xfer_wait_gid "$DEV_B" "$IP_B"
+	GID_B=$REPLY
+	wait_for 10 port_state_is "$DEV_B" ACTIVE ||
+		fail "$DEV_B port not ACTIVE: $(port_state "$DEV_B")"
+	echo "stock $DEV_A gid[$GID_A] $IP_A (init_net) <-> $DEV_B gid[$GID_B] $IP_B ($NS_B)"
+}
+
+# both_ways NAME: set the server side for direction NAME.
+#   rxe2mrxe: server (passive side) on mrxe, client (initiator) on stock rxe
+#   mrxe2rxe: server on stock rxe, client on mrxe
+side_for() {
+	if [ "$1" = rxe2mrxe ]; then
+		XFER_SERVER_SIDE=B
+		SRV_DEV=$DEV_B SRV_GID=$GID_B SRV_IP=$IP_B
+		CLI_DEV=$DEV_A CLI_GID=$GID_A
+	else
+		XFER_SERVER_SIDE=A
+		SRV_DEV=$DEV_A SRV_GID=$GID_A SRV_IP=$IP_A
+		CLI_DEV=$DEV_B CLI_GID=$GID_B
+	fi
+}
+
+pingpong() {
+	interop_setup datapath
+	side_for "$1"
+	PORT=$((PORT + 1))
+	xfer_pair $TO "tcp:$PORT" \
+		ibv_rc_pingpong -d "$SRV_DEV" -g "$SRV_GID" -p $PORT -n 200 -s 4096 -m 1024 -c \
+		-- \
+		ibv_rc_pingpong -d "$CLI_DEV" -g "$CLI_GID" -p $PORT -n 200 -s 4096 -m 1024 -c "$SRV_IP"
+}
+
+perf() {
+	local prog=$1 dir=$2
+	command -v "$prog" >/dev/null || skip "$prog not installed (perftest)"
+	interop_setup datapath
+	side_for "$dir"
+	PORT=$((PORT + 1))
+	xfer_pair $TO "tcp:$PORT" \
+		"$prog" -d "$SRV_DEV" -x "$SRV_GID" -p $PORT -F -n 200 -s 65536 --report_gbits \
+		-- \
+		"$prog" -d "$CLI_DEV" -x "$CLI_GID" -p $PORT -F -n 200 -s 65536 --report_gbits "$SRV_IP"
+	hw_stats "$DEV_B"
+}
+
+verify() {
+	interop_setup datapath verify
+	side_for "$1"
+	PORT=$((PORT + 1))
+	# --reverse: every op is also initiated by the server, so each
+	# implementation acts as requester and as responder for each op.
+	xfer_pair $TO "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$SRV_DEV" --gid-index "$SRV_GID" \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$CLI_DEV" --gid-index "$CLI_GID" --mtu 1024 \
+			--iters 1 --reverse --sizes "${MRXE_VERIFY_SIZES:-0,1,mtu-1,mtu,mtu+1,1M,16M}"
+	hw_stats "$DEV_B"
+}
+
+test_rc_pingpong_rxe_to_mrxe() { pingpong rxe2mrxe; }
+test_rc_pingpong_mrxe_to_rxe() { pingpong mrxe2rxe; }
+test_ib_write_bw_rxe_to_mrxe() { perf ib_write_bw rxe2mrxe; }
+test_ib_write_bw_mrxe_to_rxe() { perf ib_write_bw mrxe2rxe; }
+test_ib_read_bw_rxe_to_mrxe() { perf ib_read_bw rxe2mrxe; }
+test_ib_read_bw_mrxe_to_rxe() { perf ib_read_bw mrxe2rxe; }
+test_verify_rxe_client() { verify rxe2mrxe; }
+test_verify_mrxe_client() { verify mrxe2rxe; }
+
+mrxe_run_tests \
+	test_rc_pingpong_rxe_to_mrxe \
+	test_rc_pingpong_mrxe_to_rxe \
+	test_ib_write_bw_rxe_to_mrxe \
+	test_ib_write_bw_mrxe_to_rxe \
+	test_ib_read_bw_rxe_to_mrxe \
+	test_ib_read_bw_mrxe_to_rxe \
+	test_verify_rxe_client \
+	test_verify_mrxe_client
