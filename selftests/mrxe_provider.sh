@@ -45,8 +45,18 @@ test_provider_gtest() {
 	[ -x "$GTEST" ] || skip "$GTEST not built (make -C userspace-provider tests)"
 	setup_dev
 	local rc=0
-	MRXE_DEV=$MRXE_DEV nsa "$GTEST" --gtest_color=no || rc=$?
+	MRXE_DEV=$MRXE_DEV nsa "$GTEST" --gtest_color=no --gtest_filter='Mrxe.*' || rc=$?
 	[ $rc = 0 ] || fail "provider-tests exited $rc"
+}
+
+# Bytes through the rings end to end: two RC QPs on one device (loopback),
+# SEND with 2 SGEs / inline+imm, WRITE, READ, atomics, ibv_wr_* + cq_ex.
+test_provider_datapath() {
+	[ -x "$GTEST" ] || skip "$GTEST not built"
+	setup_dev
+	local rc=0
+	MRXE_DEV=$MRXE_DEV nsa timeout 120 "$GTEST" --gtest_color=no --gtest_filter='DataPath.*' || rc=$?
+	[ $rc = 0 ] || fail "provider-tests (DataPath) exited $rc"
 }
 
 # A stock tool holding PD/MR/CQ/QP is SIGKILLed: the kernel must free
@@ -69,4 +79,5 @@ test_provider_kill_then_rmmod() {
 	rmmod "$MRXE_MODULE" || fail "rmmod after a killed verbs process failed"
 }
 
-mrxe_run_tests test_provider_devinfo test_provider_gtest test_provider_kill_then_rmmod
+mrxe_run_tests test_provider_devinfo test_provider_gtest test_provider_datapath \
+	test_provider_kill_then_rmmod

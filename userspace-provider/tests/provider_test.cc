@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -761,6 +762,275 @@ TEST_F(Mrxe, KilledProcessObjectsAreFreed)
 	EXPECT_EQ(res_count("mr"), mr0);
 	EXPECT_EQ(res_count("cq"), cq0);
 	EXPECT_EQ(res_count("pd"), pd0);
+}
+
+/* ---- data path: two RC QPs on one device, connected to each other ---- */
+
+class DataPath : public Mrxe {
+protected:
+	static constexpr size_t kLen = 1 << 16;
+	void SetUp() override
+	{
+		Mrxe::SetUp();
+		if (HasFatalFailure())
+			return;
+		ibv_cq_init_attr_ex ca{};
+		ca.cqe = 256;
+		ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
+			      IBV_WC_EX_WITH_QP_NUM;
+		cqx = ibv_create_cq_ex(ctx, &ca);
+		ASSERT_NE(cqx, nullptr);
+		cq = ibv_cq_ex_to_cq(cqx);
+		for (auto &b : buf) {
+			b.assign(kLen, 0);
+			mr.push_back(ibv_reg_mr(pd, b.data(), kLen,
+						IBV_ACCESS_LOCAL_WRITE |
+							IBV_ACCESS_REMOTE_WRITE |
+							IBV_ACCESS_REMOTE_READ |
+							IBV_ACCESS_REMOTE_ATOMIC));
+			ASSERT_NE(mr.back(), nullptr);
+		}
+		for (size_t i = 0; i < kLen; i++)
+			buf[0][i] = uint8_t(i * 7 + 3);
+		ibv_qp_init_attr_ex a{};
+		a.send_cq = a.recv_cq = cq;
+		a.qp_type = IBV_QPT_RC;
+		a.cap.max_send_wr = a.cap.max_recv_wr = 32;
+		a.cap.max_send_sge = a.cap.max_recv_sge = 4;
+		a.cap.max_inline_data = 256;
+		a.pd = pd;
+		a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+		for (auto &q : qp) {
+			q = ibv_create_qp_ex(ctx, &a);
+			ASSERT_NE(q, nullptr) << strerror(errno);
+		}
+		int gidx = -1;
+		ibv_gid g{};
+		for (int i = 0; i < 8 && gidx < 0; i++)
+			if (!ibv_query_gid(ctx, 1, i, &g) && g.raw[10] == 0xff &&
+			    g.raw[11] == 0xff)
+				gidx = i;	/* IPv4-mapped RoCEv2 GID */
+		ASSERT_GE(gidx, 0) << "no IPv4 GID";
+		connect(qp[0], qp[1]->qp_num, g, gidx);
+		connect(qp[1], qp[0]->qp_num, g, gidx);
+	}
+	void TearDown() override
+	{
+		for (auto q : qp) {
+			if (q) {
+				EXPECT_EQ(ibv_destroy_qp(q), 0);
+			}
+		}
+		for (auto m : mr) {
+			if (m) {
+				EXPECT_EQ(ibv_dereg_mr(m), 0);
+			}
+		}
+		if (cq) {
+			EXPECT_EQ(ibv_destroy_cq(cq), 0);
+		}
+		Mrxe::TearDown();
+	}
+	void connect(ibv_qp *q, uint32_t rqpn, const ibv_gid &g, int gidx)
+	{
+		ibv_qp_attr a{};
+		a.qp_state = IBV_QPS_INIT;
+		a.port_num = 1;
+		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC;
+		ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+		a = {};
+		a.qp_state = IBV_QPS_RTR;
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = rqpn;
+		a.rq_psn = 100;
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 1;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = g;
+		a.ah_attr.grh.sgid_index = uint8_t(gidx);
+		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.port_num = 1;
+		ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						     IBV_QP_MAX_DEST_RD_ATOMIC |
+						     IBV_QP_MIN_RNR_TIMER), 0);
+		a = {};
+		a.qp_state = IBV_QPS_RTS;
+		a.sq_psn = 100;
+		a.timeout = 12;	/* ~17 ms: fail fast when nothing answers */
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 4;
+		ASSERT_EQ(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+						     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+						     IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	}
+	/* Poll n completions within 10 s; all must succeed. */
+	std::vector<ibv_wc> wait(int n)
+	{
+		std::vector<ibv_wc> out;
+		for (int i = 0; i < 10000 && int(out.size()) < n; i++) {
+			ibv_wc wc[8];
+			int k = ibv_poll_cq(cq, 8, wc);
+			EXPECT_GE(k, 0);
+			for (int j = 0; j < k; j++) {
+				EXPECT_EQ(wc[j].status, IBV_WC_SUCCESS)
+					<< ibv_wc_status_str(wc[j].status);
+				out.push_back(wc[j]);
+			}
+			if (!k)
+				usleep(1000);
+		}
+		EXPECT_EQ(int(out.size()), n) << "completions missing";
+		return out;
+	}
+	ibv_sge sge(int b, size_t off, uint32_t len)
+	{
+		return { uintptr_t(buf[b].data() + off), len, mr[b]->lkey };
+	}
+	ibv_cq_ex *cqx = nullptr;
+	ibv_cq *cq = nullptr;
+	ibv_qp *qp[2] = {};
+	std::vector<uint8_t> buf[3];
+	std::vector<ibv_mr *> mr;
+};
+
+TEST_F(DataPath, SendTwoSgesAndInlineImm)
+{
+	ibv_sge r = sge(1, 0, kLen);
+	ibv_recv_wr rw{}, *rbad;
+	rw.wr_id = 7;
+	rw.sg_list = &r;
+	rw.num_sge = 1;
+	ASSERT_EQ(ibv_post_recv(qp[1], &rw, &rbad), 0);
+	rw.wr_id = 8;
+	ASSERT_EQ(ibv_post_recv(qp[1], &rw, &rbad), 0);
+
+	ibv_sge s[2] = { sge(0, 0, 1000), sge(0, 5000, 3000) };
+	ibv_send_wr sw{}, *sbad;
+	sw.wr_id = 1;
+	sw.sg_list = s;
+	sw.num_sge = 2;
+	sw.opcode = IBV_WR_SEND;
+	sw.send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(ibv_post_send(qp[0], &sw, &sbad), 0);
+	auto wc = wait(2);
+	for (auto &w : wc)
+		if (w.opcode == IBV_WC_RECV) {
+			EXPECT_EQ(w.wr_id, 7u);
+			EXPECT_EQ(w.byte_len, 4000u);
+			EXPECT_EQ(w.qp_num, qp[1]->qp_num);
+		}
+	EXPECT_EQ(memcmp(buf[1].data(), buf[0].data(), 1000), 0);
+	EXPECT_EQ(memcmp(buf[1].data() + 1000, buf[0].data() + 5000, 3000), 0);
+
+	uint8_t msg[200];
+	for (int i = 0; i < 200; i++)
+		msg[i] = uint8_t(0xa0 ^ i);
+	ibv_sge in = { uintptr_t(msg), sizeof(msg), 0 };
+	sw.wr_id = 2;
+	sw.sg_list = &in;
+	sw.num_sge = 1;
+	sw.opcode = IBV_WR_SEND_WITH_IMM;
+	sw.imm_data = htonl(0xabcdef01);
+	sw.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ASSERT_EQ(ibv_post_send(qp[0], &sw, &sbad), 0);
+	memset(msg, 0, sizeof(msg));	/* inline: copied at post time */
+	wc = wait(2);
+	for (auto &w : wc)
+		if (w.opcode == IBV_WC_RECV) {
+			EXPECT_EQ(w.wr_id, 8u);
+			EXPECT_TRUE(w.wc_flags & IBV_WC_WITH_IMM);
+			EXPECT_EQ(ntohl(w.imm_data), 0xabcdef01u);
+			EXPECT_EQ(w.byte_len, 200u);
+		}
+	for (int i = 0; i < 200; i++)
+		ASSERT_EQ(buf[1][i], uint8_t(0xa0 ^ i)) << i;
+}
+
+TEST_F(DataPath, WriteReadAtomics)
+{
+	ibv_sge s = sge(0, 0, kLen);
+	ibv_send_wr w{}, *bad;
+	w.sg_list = &s;
+	w.num_sge = 1;
+	w.opcode = IBV_WR_RDMA_WRITE;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.wr.rdma.remote_addr = uintptr_t(buf[1].data());
+	w.wr.rdma.rkey = mr[1]->rkey;
+	ASSERT_EQ(ibv_post_send(qp[0], &w, &bad), 0);
+	wait(1);
+	EXPECT_EQ(buf[1], buf[0]);
+
+	ibv_sge d = sge(2, 0, kLen);
+	w.sg_list = &d;
+	w.opcode = IBV_WR_RDMA_READ;
+	ASSERT_EQ(ibv_post_send(qp[0], &w, &bad), 0);
+	wait(1);
+	EXPECT_EQ(buf[2], buf[0]);
+
+	uint64_t *target = reinterpret_cast<uint64_t *>(buf[1].data() + 64);
+	*target = 1000;
+	ibv_sge o = sge(2, 0, 8);
+	w.sg_list = &o;
+	w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	w.wr.atomic.remote_addr = uintptr_t(target);
+	w.wr.atomic.rkey = mr[1]->rkey;
+	w.wr.atomic.compare_add = 234;
+	ASSERT_EQ(ibv_post_send(qp[0], &w, &bad), 0);
+	wait(1);
+	EXPECT_EQ(*target, 1234u);
+	EXPECT_EQ(*reinterpret_cast<uint64_t *>(buf[2].data()), 1000u);
+	w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	w.wr.atomic.compare_add = 1234;
+	w.wr.atomic.swap = 42;
+	ASSERT_EQ(ibv_post_send(qp[0], &w, &bad), 0);
+	wait(1);
+	EXPECT_EQ(*target, 42u);
+	EXPECT_EQ(*reinterpret_cast<uint64_t *>(buf[2].data()), 1234u);
+}
+
+TEST_F(DataPath, NewPostApiAndExtendedPoll)
+{
+	ibv_qp_ex *x = ibv_qp_to_qp_ex(qp[0]);
+	ASSERT_NE(x, nullptr);
+	const char text[] = "mrxe inline via ibv_wr_set_inline_data";
+	ibv_wr_start(x);
+	x->wr_id = 11;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, mr[1]->rkey, uintptr_t(buf[1].data() + 100));
+	ibv_wr_set_inline_data(x, const_cast<char *>(text), sizeof(text));
+	x->wr_id = 12;
+	ibv_wr_rdma_write(x, mr[1]->rkey, uintptr_t(buf[1].data() + 4096));
+	ibv_sge l[2] = { sge(0, 0, 512), sge(0, 8192, 512) };
+	ibv_wr_set_sge_list(x, 2, l);
+	ASSERT_EQ(ibv_wr_complete(x), 0);
+
+	int got = 0;
+	uint64_t ids = 0;
+	for (int i = 0; i < 10000 && got < 2; i++) {
+		ibv_poll_cq_attr pa{};
+		if (ibv_start_poll(cqx, &pa)) {
+			usleep(1000);
+			continue;
+		}
+		do {
+			EXPECT_EQ(cqx->status, IBV_WC_SUCCESS);
+			EXPECT_EQ(ibv_wc_read_opcode(cqx), IBV_WC_RDMA_WRITE);
+			EXPECT_EQ(ibv_wc_read_qp_num(cqx), qp[0]->qp_num);
+			ids += cqx->wr_id;
+			got++;
+		} while (ibv_next_poll(cqx) == 0);
+		ibv_end_poll(cqx);
+	}
+	EXPECT_EQ(got, 2);
+	EXPECT_EQ(ids, 23u);
+	EXPECT_EQ(memcmp(buf[1].data() + 100, text, sizeof(text)), 0);
+	EXPECT_EQ(memcmp(buf[1].data() + 4096, buf[0].data(), 512), 0);
+	EXPECT_EQ(memcmp(buf[1].data() + 4608, buf[0].data() + 8192, 512), 0);
 }
 
 } /* namespace */
