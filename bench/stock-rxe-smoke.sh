@@ -67,7 +67,7 @@ for t in "${tests[@]}"; do
 		for _ in $(seq 30); do
 			out=$(timeout 120 "$t" "${args[@]}" "$MRXE_PEER_IP" 2>&1) && { ok=1; break; }
 			# The server may not listen yet: retry only connection failures.
-			echo "$out" | grep -q -i 'connect\|Couldn' || break
+			echo "$out" | grep -q "Couldn't connect to" || break
 			sleep 1
 		done
 		echo "$out"

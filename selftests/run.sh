@@ -24,9 +24,9 @@ for prog in "$@"; do
 	n=$((n + 1))
 	echo "# selftests: mrxe: $prog"
 	out=$(mktemp)
-	timeout --foreground -k 10 "$timeout" "./$prog" > "$out" 2>&1
-	rc=$?
-	sed 's/^/# /' "$out"
+	timeout --foreground -k 10 "$timeout" "./$prog" 2>&1 < /dev/null |
+		tee "$out" | sed -u 's/^/# /'
+	rc=${PIPESTATUS[0]}
 	p=$(grep -c -E '^ok [0-9]+' "$out" | head -1)
 	s=$(grep -c -E '^ok [0-9]+ .*# SKIP' "$out" | head -1)
 	f=$(grep -c -E '^not ok [0-9]+' "$out" | head -1)
