@@ -6,6 +6,7 @@
 # ib_read_bw and mrxe-verify (every byte checked), each in both directions.
 # Both providers load: RDMAV_DRIVERS adds mrxe's to the system ones.
 
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 

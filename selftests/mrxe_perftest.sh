@@ -6,6 +6,7 @@
 # API, CQ events), ibv_uc_pingpong, ibv_srq_pingpong.  Short runs; pass means
 # the program completed and reported success.
 
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-120}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 

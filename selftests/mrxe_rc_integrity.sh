@@ -10,6 +10,8 @@
 # MRXE_VERIFY_SIZES overrides the size list (e.g. "0,1,mtu,64K" for a quick
 # run); MRXE_VERIFY_ARGS adds mrxe-verify options.
 
+# one test moves up to 20 x 64 MiB under TCG
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-280}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
@@ -80,50 +82,20 @@ test_rc_mtu_256() {
 }
 
 test_rc_mtu_1024_reverse_multi_sge() {
-	integrity_at 1500 1024 --iters 2 --reverse --sge 3
+	integrity_at 1500 1024 --iters 1 --reverse --sge 3
 }
 
-test_rc_mtu_4096_inline() {
-	integrity_at 9000 4096 --iters 1 --inline
+test_rc_mtu_4096_inline_2_iters() {
+	integrity_at 9000 4096 --iters 2 --inline
 }
 
 test_uc_mtu_1024() {
 	integrity_at 1500 1024 --qp uc --iters 1 --reverse
 }
 
-# under_netem SPEC...: RC at MTU 1024 with netem on both directions.
-under_netem() {
-	xfer_require verify datapath
-	[ $XFER_LOOP = 1 ] && skip "netem needs a real wire (rxe loopback bypasses qdiscs)"
-	modprobe sch_netem 2>/dev/null || skip "sch_netem not available"
-	trap xfer_cleanup EXIT
-	xfer_setup 1500
-	netem_set "$@"
-	verify_run --mtu 1024 --iters 1
-	hw_stats "$DEV_A"
-	hw_stats "$DEV_B"
-	run_a tc -s qdisc show dev "$VETH_A"
-	run_b tc -s qdisc show dev "$VETH_B"
-}
-
-test_rc_netem_loss_1pct() {
-	under_netem loss 1%
-}
-
-test_rc_netem_reorder() {
-	under_netem delay 1ms reorder 25% 50%
-}
-
-test_rc_netem_duplicate_1pct() {
-	under_netem duplicate 1%
-}
-
 mrxe_run_tests \
 	test_verify_catches_corruption \
 	test_rc_mtu_256 \
 	test_rc_mtu_1024_reverse_multi_sge \
-	test_rc_mtu_4096_inline \
-	test_uc_mtu_1024 \
-	test_rc_netem_loss_1pct \
-	test_rc_netem_reorder \
-	test_rc_netem_duplicate_1pct
+	test_rc_mtu_4096_inline_2_iters \
+	test_uc_mtu_1024

@@ -7,6 +7,7 @@
 # connecting to an address without a listener gives a
 # clear rdma_cm error.
 
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-120}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
