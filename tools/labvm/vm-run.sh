@@ -72,8 +72,12 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (bas
 mkdir -p "$LABVM_DIR/runs"
 INITRD=$("$REPO/tools/labvm/mkinitramfs.sh" "$KVER") || die "building the initramfs failed"
 
-# Keep the 40 newest run directories.
-ls -1dt "$LABVM_DIR"/runs/*/ 2>/dev/null | tail -n +41 | xargs -r rm -rf
+# Keep the 40 newest run directories; never touch one younger than 3 hours
+# (it may belong to a run still going on).
+ls -1dt "$LABVM_DIR"/runs/*/ 2>/dev/null | tail -n +41 |
+	while read -r old; do
+		[ -n "$(find "$old" -maxdepth 0 -mmin +180)" ] && rm -rf "$old"
+	done
 
 RUN=$(mktemp -d "$LABVM_DIR/runs/$(date +%Y%m%d-%H%M%S)-XXXX") || die "mktemp failed"
 nvm=$((two + 1))
