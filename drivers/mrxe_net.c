@@ -321,6 +321,8 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		iph->ttl = av->grh.hop_limit ?: ip4_dst_hoplimit(dst);
 		__ip_select_ident(mnet->net, iph, 1);
 		skb->protocol = htons(ETH_P_IP);
+		/* ICRC covers the final IP/UDP headers (IBA A17.3.3). */
+		mrxe_icrc_generate(skb);
 		err = ip_local_out(mnet->net, mnet->sk4->sk, skb);
 	} else if (av->network_type == RDMA_NETWORK_IPV6) {
 		struct ipv6hdr *ip6h;
@@ -344,6 +346,7 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		ip6h->saddr = av->saddr.v6.sin6_addr;
 		ip6h->daddr = av->daddr.v6.sin6_addr;
 		skb->protocol = htons(ETH_P_IPV6);
+		mrxe_icrc_generate(skb);
 		err = ip6_local_out(mnet->net, mnet->sk6->sk, skb);
 	} else {
 		goto drop;
