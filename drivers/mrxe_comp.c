@@ -69,6 +69,7 @@ static bool mrxe_comp_idle(struct mrxe_qp *qp)
 static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
 {
 	qp->comp.psn = next_psn;
+	qp->comp.gap = false;
 	qp->comp.retry_left = qp->req.attr.retry_cnt;
 	qp->comp.rnr_left = qp->req.attr.rnr_retry;
 	if (mrxe_comp_idle(qp))
@@ -76,6 +77,8 @@ static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
 	else
 		mrxe_rto_arm(qp);
 }
+
+static void mrxe_comp_retry(struct mrxe_qp *qp, struct mrxe_swqe *w);
 
 static void mrxe_comp_fail(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			   u32 status)
@@ -86,7 +89,19 @@ static void mrxe_comp_fail(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	mrxe_pipe_set_error(qp);
 }
 
-/* A response is missing (go-back-N from comp.psn), IBA 9.7.5.1.1. */
+/*
+ * A response is missing (go-back-N from comp.psn), IBA 9.7.5.1.1.  Only the
+ * first out-of-sequence response of a gap rewinds; the rest of the old
+ * stream is dropped until comp.psn arrives (or the timer fires).
+ */
+static void mrxe_comp_gap(struct mrxe_qp *qp, struct mrxe_swqe *w)
+{
+	if (qp->comp.gap)
+		return;
+	qp->comp.gap = true;
+	mrxe_comp_retry(qp, w);
+}
+
 static void mrxe_comp_retry(struct mrxe_qp *qp, struct mrxe_swqe *w)
 {
 	if (!qp->comp.retry_left) {
@@ -132,7 +147,7 @@ static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		goto drop;
 	if (pi->psn != qp->comp.psn) {
 		/* a READ response was lost: re-request from comp.psn */
-		mrxe_comp_retry(qp, w);
+		mrxe_comp_gap(qp, w);
 		goto drop;
 	}
 	if ((pi->psn == w->first_psn) != first)
@@ -266,7 +281,7 @@ static void mrxe_comp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 			goto drop;
 		if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
 			/* its response was lost (IBA 9.7.5.1.2) */
-			mrxe_comp_retry(qp, w);
+			mrxe_comp_gap(qp, w);
 			goto drop;
 		}
 		/* implicit ACK of an earlier SEND/WRITE (IBA 9.7.5.1.2) */
@@ -301,6 +316,7 @@ static void mrxe_comp_timeout(struct mrxe_qp *qp)
 	if (!w->psn_valid || w->state == MRXE_SWQE_DONE)
 		return;
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	qp->comp.gap = true;
 	mrxe_comp_retry(qp, w);
 }
 

@@ -31,6 +31,7 @@ struct sk_buff;
  */
 #define MRXE_PKT_RING		256	/* also the max unacked PSN window */
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
+#define MRXE_RXQ_MAX		2048	/* queued rx packets per QP and side */
 
 struct mrxe_pkt_meta {
 	u64	send_ns;
@@ -159,6 +160,7 @@ struct mrxe_comp_state {
 	u32	psn;		/* oldest unacknowledged PSN */
 	u8	retry_left;
 	u8	rnr_left;
+	bool	gap;		/* rewound for a missing response: wait */
 	atomic_t timer_fired;
 	struct hrtimer		rto_timer;	/* retransmit, IBA 9.7.6.1 */
 	u64	rto_ns;		/* 0 = infinite (timeout attr 0) */

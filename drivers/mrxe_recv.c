@@ -52,6 +52,7 @@ void mrxe_icrc_generate(struct sk_buff *skb)
 void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 {
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct sk_buff_head *q;
 	const u8 *udp, *l3;
 	struct mrxe_qp *qp;
 	unsigned long flags;
@@ -118,10 +119,14 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		mrxe_qp_put(qp);
 		goto drop;
 	}
-	if (pi->mask & MRXE_M_REQ)
-		skb_queue_tail(&qp->resp.rxq, skb);
-	else
-		skb_queue_tail(&qp->comp.rxq, skb);
+	q = (pi->mask & MRXE_M_REQ) ? &qp->resp.rxq : &qp->comp.rxq;
+	if (unlikely(skb_queue_len(q) >= MRXE_RXQ_MAX)) {
+		/* the QP's work is behind: drop, the sender recovers */
+		spin_unlock_irqrestore(&qp->req.lock, flags);
+		mrxe_qp_put(qp);
+		goto drop;
+	}
+	skb_queue_tail(q, skb);
 	queue_work(dev->wq, &qp->req.work);
 	spin_unlock_irqrestore(&qp->req.lock, flags);
 	mrxe_qp_put(qp);

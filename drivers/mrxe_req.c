@@ -142,6 +142,7 @@ void mrxe_req_reset(struct mrxe_qp *qp)
 	hrtimer_try_to_cancel(&req->rnr_timer);
 	hrtimer_try_to_cancel(&qp->comp.rto_timer);
 	atomic_set(&qp->comp.timer_fired, 0);
+	qp->comp.gap = false;
 	if (req->meta)
 		memset(req->meta, 0, MRXE_PKT_RING * sizeof(*req->meta));
 }

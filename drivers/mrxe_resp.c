@@ -497,8 +497,17 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 			return;
 		}
 		if ((pi->mask & MRXE_M_READ) && res->type == MRXE_M_READ) {
-			if (resp->rd_active)
-				return;	/* busy: the requester retries */
+			/*
+			 * The requester went back N: whatever stream is in
+			 * progress is discarded there, restart from here.
+			 */
+			if (resp->rd_active) {
+				resp->rd_active = false;
+				if (resp->rd_mr) {
+					mrxe_mr_put(resp->rd_mr);
+					resp->rd_mr = NULL;
+				}
+			}
 			off = (u32)mrxe_psn_diff(pi->psn, res->first_psn) * mtu;
 			if (off > res->len)
 				return;
