@@ -11,7 +11,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 export KVER KDIR BUILD
 
-.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean
+.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch
 
 all: module provider tool
 
@@ -38,8 +38,22 @@ deps:
 
 # Host-side unit tests first, then the selftests inside the lab VM.
 check: all unit
+	$(MAKE) checkpatch
 	$(MAKE) unit-check
 	$(MAKE) vm-check
+
+# Kernel style: checkpatch.pl from Debian's linux-source-6.1 (make deps);
+# any ERROR or WARNING on drivers/ fails.
+CHECKPATCH_SRC ?= $(lastword $(sort $(wildcard /usr/src/linux-source-6.1*.tar.xz)))
+checkpatch: | $(BUILD)
+	@test -n "$(CHECKPATCH_SRC)" || { echo "checkpatch: linux-source-6.1 missing: make deps" >&2; exit 1; }
+	@test -f $(BUILD)/checkpatch/scripts/checkpatch.pl || { mkdir -p $(BUILD)/checkpatch && \
+		tar -xJf $(CHECKPATCH_SRC) -C $(BUILD)/checkpatch --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'; }
+	@out=$$(perl $(BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --terse --show-types \
+		-f drivers/*.[ch] drivers/proto/*.[ch] 2>&1 | grep -E 'ERROR|WARNING'); \
+	if [ -n "$$out" ]; then printf "%s\n" "$$out"; echo "checkpatch: FAILED"; exit 1; fi; \
+	echo "checkpatch: drivers/ clean"
 
 unit-check: unit
 	$(BUILD)/unit-tests

@@ -257,6 +257,7 @@ int mrxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	spin_lock_irq(&cq->cq_lock);
 	oq = cq->queue;
+	/* acquire: pairs with the other side's release of consumer_index */
 	cons = smp_load_acquire(&oq->buf->consumer_index);
 	prod = oq->prod;
 	if (!mrxe_ring_valid(prod, cons, oq->index_mask) ||

@@ -146,6 +146,7 @@ void mrxe_queue_mmap_info(const struct mrxe_queue *q,
 
 void *mrxe_queue_head(struct mrxe_queue *q)
 {
+	/* acquire: pairs with the other side's release of producer_index */
 	u32 prod = smp_load_acquire(&q->buf->producer_index);
 
 	if (!mrxe_ring_valid(prod, q->cons, q->index_mask)) {
@@ -160,11 +161,13 @@ void *mrxe_queue_head(struct mrxe_queue *q)
 void mrxe_queue_advance(struct mrxe_queue *q)
 {
 	q->cons++;
+	/* release: slot contents visible before consumer_index moves */
 	smp_store_release(&q->buf->consumer_index, q->cons);
 }
 
 u32 mrxe_queue_count(struct mrxe_queue *q)
 {
+	/* acquire: pairs with the other side's release of producer_index */
 	u32 prod = smp_load_acquire(&q->buf->producer_index);
 
 	if (!mrxe_ring_valid(prod, q->cons, q->index_mask))
@@ -176,6 +179,7 @@ u32 mrxe_queue_count(struct mrxe_queue *q)
 
 void *mrxe_queue_producer_slot(struct mrxe_queue *q)
 {
+	/* acquire: pairs with the other side's release of consumer_index */
 	u32 cons = smp_load_acquire(&q->buf->consumer_index);
 
 	/* A hostile consumer index makes the ring look full, never overrun. */
@@ -188,6 +192,7 @@ void *mrxe_queue_producer_slot(struct mrxe_queue *q)
 void mrxe_queue_produce(struct mrxe_queue *q)
 {
 	q->prod++;
+	/* release: slot contents visible before producer_index moves */
 	smp_store_release(&q->buf->producer_index, q->prod);
 }
 
@@ -195,6 +200,7 @@ void mrxe_queue_produce(struct mrxe_queue *q)
 
 void *mrxe_queue_consumer_slot(struct mrxe_queue *q)
 {
+	/* acquire: pairs with the other side's release of producer_index */
 	u32 prod = smp_load_acquire(&q->buf->producer_index);
 
 	if (mrxe_ring_empty(prod, q->cons))
@@ -205,11 +211,13 @@ void *mrxe_queue_consumer_slot(struct mrxe_queue *q)
 void mrxe_queue_consume(struct mrxe_queue *q)
 {
 	q->cons++;
+	/* release: slot contents visible before consumer_index moves */
 	smp_store_release(&q->buf->consumer_index, q->cons);
 }
 
 u32 mrxe_queue_used(struct mrxe_queue *q)
 {
+	/* acquire: pairs with the other side's release of consumer_index */
 	u32 cons = smp_load_acquire(&q->buf->consumer_index);
 
 	if (!mrxe_ring_valid(q->prod, cons, q->index_mask))
