@@ -9,6 +9,9 @@
 # Prints the perftest report of both sides and a line
 #	RESULT stock-rxe ib_write_bw size=65536 gbps=0.13
 # Exit status non-zero if the transfer failed.
+# The body is one brace group: bash parses it completely before running it,
+# so editing this file while runs are in progress cannot break them.
+{
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -78,3 +81,4 @@ for t in "${tests[@]}"; do
 	fi
 done
 exit $rc
+}

@@ -16,6 +16,10 @@
 # These tests load kernel modules and create devices: they refuse to run
 # anywhere but inside the lab VM (MRXE_VM=1, set by tools/labvm/vm-run.sh).
 #
+# Each test runs in a fresh process of the script (MRXE_RUN_ONE=test_name)
+# killed after MRXE_TEST_TIMEOUT seconds (default 90; a program may set it
+# after sourcing this file).  `MRXE_RUN_ONE=test_x ./prog.sh` runs one test.
+#
 # Environment:
 #	MRXE_KO		module to insmod (default: build/rdma_mrxe.ko)
 #	MRXE_LINK_TYPE	rdma link type (default mrxe).  MRXE_LINK_TYPE=rxe runs

@@ -6,17 +6,47 @@
 # counting the individual test cases ("ok"/"not ok" lines of each program).
 # A program that times out, crashes, or fails without printing a failed case
 # counts as one failed case.  Exit status: 1 if anything failed, else 0.
+# Each program gets settings' timeout= seconds, or the value of a
+# "# selftest-timeout: SECS" line in its header.
+# The whole run is limited to MRXE_SUITE_BUDGET seconds (default 3000):
+# programs get at most what is left, and programs not started in time count
+# as failed.
+#	run.sh --total-timeout [PROG...]   prints the sum of the timeouts
+# The body is one brace group: bash parses it completely before running it,
+# so editing this file while runs are in progress cannot break them.
+{
 cd "$(dirname "$0")" || exit 2
 
 if [ $# -eq 0 ]; then
 	# shellcheck disable=SC2046
-	set -- $(sed -n 's/^TEST_PROGS[[:space:]]*:=//p' Makefile)
+	set -- $(make -s --no-print-directory list)
 fi
 
-timeout=45
-[ -r settings ] && timeout=$(sed -n 's/^timeout=//p' settings)
-timeout=${KSFT_TIMEOUT:-$timeout}
+default_timeout=45
+[ -r settings ] && default_timeout=$(sed -n 's/^timeout=//p' settings)
+default_timeout=${KSFT_TIMEOUT:-$default_timeout}
 
+# timeout_of PROG: the program's own "# selftest-timeout: SECS" header line,
+# else settings' timeout=.
+timeout_of() {
+	local t
+	t=$(sed -n 's/^# selftest-timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' "$1" 2>/dev/null | head -n1)
+	echo "${t:-$default_timeout}"
+}
+if [ "${1:-}" = --total-timeout ]; then
+	shift
+	[ $# -gt 0 ] || set -- $(make -s --no-print-directory list)
+	total=0
+	for prog in "$@"; do
+		total=$((total + $(timeout_of "$prog")))
+	done
+	echo $total
+	exit 0
+fi
+
+# The whole suite's wall-clock budget (CI must stay far under an hour).
+budget=${MRXE_SUITE_BUDGET:-3000}
+SECONDS=0
 passed=0 failed=0 skipped=0 n=0
 echo "TAP version 13"
 echo "1..$#"
@@ -24,6 +54,16 @@ for prog in "$@"; do
 	n=$((n + 1))
 	echo "# selftests: mrxe: $prog"
 	out=$(mktemp)
+	timeout=$(timeout_of "$prog")
+	left=$((budget - SECONDS))
+	if [ $left -lt 10 ]; then
+		echo "# $prog: not run, the suite's time budget (${budget}s) is used up"
+		echo "not ok $n selftests: mrxe: $prog # not run: time budget"
+		failed=$((failed + 1))
+		rm -f "$out"
+		continue
+	fi
+	[ "$timeout" -gt $left ] && timeout=$left
 	timeout --foreground -k 10 "$timeout" "./$prog" 2>&1 < /dev/null |
 		tee "$out" | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
@@ -50,3 +90,4 @@ for prog in "$@"; do
 done
 echo "selftests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
+}

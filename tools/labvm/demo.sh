@@ -9,6 +9,9 @@
 # sysfs GIDs), and, when the provider build/libmrxe-rdmav34.so exists, show
 # ibv_devices/ibv_devinfo and run ib_write_bw from one namespace to the other.
 # Every step says whether it ran or why it was skipped.
+# The body is one brace group: bash parses it completely before running it,
+# so editing this file while runs are in progress cannot break them.
+{
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -127,3 +130,4 @@ else
 	die "ib_write_bw failed (client ok=$ok, server rc=$srv_rc)"
 fi
 summary
+}

@@ -5,6 +5,9 @@
 # share, configures networking for two-guest runs, runs the command that
 # vm-run.sh left in the results share, stores its output, exit status and
 # dmesg there, and powers off.
+# The body is one brace group: bash parses it completely before running it,
+# so editing this file while runs are in progress cannot break them.
+{
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8 LC_ALL=C.UTF-8
 OUT=/run/labvm
@@ -79,3 +82,4 @@ dmesg > $OUT/dmesg 2>&1
 echo $rc > $OUT/exit
 say "command exited with $rc"
 poweroff_now
+}

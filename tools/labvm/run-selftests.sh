@@ -12,9 +12,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 2
 
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || read -r -a progs <<< "$(sed -n 's/^TEST_PROGS[[:space:]]*:=//p' selftests/Makefile)"
-per=$(sed -n 's/^timeout=//p' selftests/settings)
-total=$(( ${per:-300} * ${#progs[@]} + 180 ))
+[ ${#progs[@]} -gt 0 ] || read -r -a progs <<< "$(make -s --no-print-directory -C selftests list)"
+total=$(selftests/run.sh --total-timeout "${progs[@]}")
+budget=${MRXE_SUITE_BUDGET:-3000}
+[ "$total" -gt "$budget" ] && total=$budget
+total=$((total + 240))	# boot, power-off, slack
 
 exec "$REPO/tools/labvm/vm-run.sh" --live --timeout "$total" -- \
 	"$REPO/selftests/run.sh" "${progs[@]}"

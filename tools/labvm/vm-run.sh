@@ -18,6 +18,9 @@
 # file (oops -> panic -> reboot, which QEMU turns into exit); 2 on usage or
 # setup errors.  Logs stay in build/labvm/runs/<run>/vmN/: output, dmesg,
 # exit, console.log, qemu.log, boot-seconds.
+# The body is one brace group: bash parses it completely before running it,
+# so editing this file while runs are in progress cannot break them.
+{
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -254,3 +257,4 @@ for i in $(seq $nvm); do
 done
 log "run took ${elapsed}s; logs: $RUN"
 exit $status
+}
