@@ -38,6 +38,27 @@ static bool opcode_ok(ibv_qp_type t, unsigned op)
 	}
 }
 
+/*
+ * Access rights of a memory window bind: IBA 10.6.7.2 lets a window grant
+ * remote read, write and atomic access only; local access always goes
+ * through the MR's L_Key.  IBV_ACCESS_LOCAL_WRITE is meaningless for a
+ * window, but applications pass it (rdma-core's own pyverbs tests do) and
+ * other providers ignore it, so it is dropped here; anything else unknown is
+ * refused.  Returns -1 for a bad set.
+ */
+static int mw_bind_access(unsigned int access)
+{
+	constexpr unsigned int remote = IBV_ACCESS_REMOTE_READ |
+					IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_ATOMIC |
+					IBV_ACCESS_ZERO_BASED;
+
+	access &= ~unsigned(IBV_ACCESS_LOCAL_WRITE);
+	if (access & ~remote)
+		return -1;
+	return int(access);
+}
+
 static bool carries_payload(unsigned op)
 {
 	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
@@ -81,7 +102,8 @@ static int write_send_wqe(Qp *qp, const ibv_send_wr *wr, uint32_t idx)
 		const ibv_mw *mw = wr->bind_mw.mw;
 		const ibv_mr *mr = wr->bind_mw.bind_info.mr;
 		if (!mw || mw->context != ibqp->context || wr->num_sge ||
-		    (mr && mr->context != ibqp->context))
+		    (mr && mr->context != ibqp->context) ||
+		    mw_bind_access(wr->bind_mw.bind_info.mw_access_flags) < 0)
 			return EINVAL;
 	}
 	const Ah *ah = nullptr;
@@ -122,7 +144,7 @@ static int write_send_wqe(Qp *qp, const ibv_send_wr *wr, uint32_t idx)
 		w->wr.mw.mr_lkey = bi.mr ? bi.mr->lkey : 0;
 		w->wr.mw.mw_rkey = wr->bind_mw.mw->rkey;
 		w->wr.mw.rkey = wr->bind_mw.rkey;
-		w->wr.mw.access = bi.mw_access_flags;
+		w->wr.mw.access = uint32_t(mw_bind_access(bi.mw_access_flags));
 		break;
 	}
 	default:
@@ -423,7 +445,8 @@ static void wr_bind_mw(ibv_qp_ex *x, ibv_mw *mw, uint32_t rkey,
 	const ibv_context *c = x->qp_base.context;
 
 	if (!qp->wr_err && (!mw || !bi || mw->context != c ||
-			    (bi->mr && bi->mr->context != c))) {
+			    (bi->mr && bi->mr->context != c) ||
+			    mw_bind_access(bi->mw_access_flags) < 0)) {
 		qp->wr_err = EINVAL;
 		return;
 	}
@@ -433,7 +456,7 @@ static void wr_bind_mw(ibv_qp_ex *x, ibv_mw *mw, uint32_t rkey,
 		w->wr.mw.mr_lkey = bi->mr ? bi->mr->lkey : 0;
 		w->wr.mw.mw_rkey = mw->rkey;
 		w->wr.mw.rkey = rkey;
-		w->wr.mw.access = bi->mw_access_flags;
+		w->wr.mw.access = uint32_t(mw_bind_access(bi->mw_access_flags));
 	}
 }
 

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run rdma-core's pyverbs test suite and record every test's outcome.
+
+    mrxe_pyverbs_run.py TESTS_DIR RESULT_TSV [run_tests.py arguments...]
+
+TESTS_DIR is an unpacked copy of /usr/share/doc/rdma-core/tests.  The suite
+is loaded exactly as its own run_tests.py loads it (the 'tests' package, its
+args_parser for --dev/--port/--gid), and run with unittest's verbose text
+runner, so the console output is the familiar one.  In addition RESULT_TSV
+gets one line per test:
+
+    <test id> TAB <ok|skip|fail|error|xfail|xpass> TAB <seconds> TAB <reason>
+
+MRXE_PYVERBS_TEST_TIMEOUT (seconds, default 180) bounds one test: SIGALRM
+raises in the test's Python code (pyverbs' poll loops are Python loops), so
+a hung test is reported as an error instead of stalling the whole suite.
+"""
+import os
+import signal
+import sys
+import time
+import unittest
+from importlib.machinery import SourceFileLoader
+
+
+class TestTimeout(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise TestTimeout('test exceeded MRXE_PYVERBS_TEST_TIMEOUT')
+
+
+class RecordingResult(unittest.TextTestResult):
+    """TextTestResult that also keeps (id, status, seconds, reason)."""
+    records = []
+    per_test_timeout = 180
+
+    def startTest(self, test):
+        self._t0 = time.monotonic()
+        signal.alarm(self.per_test_timeout)
+        super().startTest(test)
+
+    def stopTest(self, test):
+        signal.alarm(0)
+        super().stopTest(test)
+
+    def _rec(self, test, status, reason=''):
+        dt = time.monotonic() - getattr(self, '_t0', time.monotonic())
+        reason = ' '.join(str(reason).split())[:300]
+        self.records.append((test.id(), status, '%.2f' % dt, reason))
+
+    @staticmethod
+    def _last_line(err):
+        exc = err[1]
+        return '%s: %s' % (type(exc).__name__, exc)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._rec(test, 'ok')
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._rec(test, 'skip', reason)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._rec(test, 'fail', self._last_line(err))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._rec(test, 'error', self._last_line(err))
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._rec(test, 'xfail', self._last_line(err))
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._rec(test, 'xpass')
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tests_dir = os.path.abspath(sys.argv[1])
+    out_path = sys.argv[2]
+    sys.argv = [os.path.join(tests_dir, 'run_tests.py')] + sys.argv[3:]
+    sys.path.insert(0, tests_dir)
+    sys.dont_write_bytecode = True
+
+    RecordingResult.per_test_timeout = int(
+        os.environ.get('MRXE_PYVERBS_TEST_TIMEOUT', '180'))
+    signal.signal(signal.SIGALRM, on_alarm)
+
+    from args_parser import parser
+    tests = SourceFileLoader(
+        'tests', os.path.join(tests_dir, '__init__.py')).load_module()
+    parser.parse_args()
+    runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
+                                     resultclass=RecordingResult)
+    prog = unittest.main(module=tests, testRunner=runner, exit=False)
+    with open(out_path, 'w') as f:
+        for rec in RecordingResult.records:
+            f.write('\t'.join(rec) + '\n')
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
