@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 500
 # Interoperability with stock rdma_rxe: stock rxe on one end of a veth pair
 # in init_net (stock rxe only works there), mrxe on the other end inside a
 # network namespace.  ibv_rc_pingpong (with buffer validation), ib_write_bw,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 360
 # Unmodified perftest and ibverbs-utils programs between two mrxe devices in
 # two network namespaces: ib_{write,read,send,atomic}_bw, ib_{write,read,
 # send}_lat, ibv_rc_pingpong (buffer validation, classic and ibv_wr_* post

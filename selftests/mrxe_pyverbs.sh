@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 300
 # rdma-core's own pyverbs test suite (python3-pyverbs, rdma-core 44; shipped
 # gzipped under /usr/share/doc/rdma-core/tests) on an mrxe device, compared
 # test by test with stock rdma_rxe measured in the same run.

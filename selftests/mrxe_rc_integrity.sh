@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 600
 # Data integrity across two mrxe devices in two network namespaces:
 # build/mrxe-verify moves patterned buffers (RDMA WRITE, WRITE with
 # immediate, READ, SEND, SEND with immediate; sizes 0, 1, MTU-1, MTU, MTU+1,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 700
 # mrxe_rc_integrity.sh's data-integrity run (build/mrxe-verify, every byte
 # checked on the receiving side) between two mrxe devices in two network
 # namespaces, through netem on the veth pair, both directions (so data,
