@@ -29,6 +29,7 @@ provider: | $(BUILD)
 tool: | $(BUILD)
 	@if [ -f tools/mrxectl/Makefile ]; then $(MAKE) -C tools/mrxectl; fi
 	$(MAKE) -C tools/mrxe-verify
+	$(MAKE) -C tests/transport
 
 unit: | $(BUILD)
 	$(MAKE) -C tests/unit
