@@ -31,7 +31,7 @@ struct sk_buff;
  */
 #define MRXE_PKT_RING		256	/* also the max unacked PSN window */
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
-#define MRXE_RXQ_MAX		2048	/* queued rx packets per QP and side */
+#define MRXE_RXQ_MAX		16384	/* queued rx packets per QP and side */
 
 struct mrxe_pkt_meta {
 	u64	send_ns;
@@ -100,6 +100,7 @@ struct mrxe_req_state {
 	u8	*wqes;		/* private WQE copies, nslots * stride */
 	u32	rd_atomic;	/* reads/atomics outstanding */
 	u32	pkts_since_ack;
+	u32	pace;		/* packets since the last pacing check */
 	u32	resend_until;	/* PSNs before this are retransmissions */
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
 	atomic_t rnr_fired;

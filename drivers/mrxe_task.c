@@ -6,6 +6,8 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/delay.h>
+#include <linux/interrupt.h>
 #include <net/inet_ecn.h>
 
 #include "mrxe_dp.h"
@@ -64,12 +66,36 @@ struct sk_buff *mrxe_pipe_alloc_pkt(struct mrxe_qp *qp,
 	return skb;
 }
 
+/*
+ * Transmit pacing against our own CPU's softirq backlog.  The work item
+ * sends from process context; normally every dev_queue_xmit() runs the
+ * NET_RX softirq on bh-enable, which drains a local receiver (veth peer).
+ * Once softirq processing has been deferred to ksoftirqd, process context no
+ * longer runs it (kernel/softirq.c ksoftirqd_running()) and a tight send
+ * loop overruns netdev_max_backlog: every packet beyond it is lost.  Give
+ * ksoftirqd the CPU when softirqs are pending.
+ */
+#define MRXE_PACE_EVERY		16
+
+static void mrxe_pipe_pace(struct mrxe_qp *qp)
+{
+	if (++qp->req.pace < MRXE_PACE_EVERY)
+		return;
+	qp->req.pace = 0;
+	if (!local_softirq_pending())
+		return;
+	if (!cond_resched())
+		usleep_range(20, 40);
+}
+
 int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 		   struct sk_buff *skb, u16 sport)
 {
 	struct mrxe_dev *dev = qp_dev(qp);
 	u32 len = skb->len;
 	int err;
+
+	mrxe_pipe_pace(qp);
 
 	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp));
 	if (likely(!err)) {
