@@ -147,7 +147,7 @@ static int query_port(ibv_context *ctx, uint8_t port, ibv_port_attr *attr)
 
 static ibv_pd *alloc_pd(ibv_context *ctx)
 {
-	auto *pd = new (std::nothrow) ibv_pd{};
+	auto *pd = new (std::nothrow) Pd{};
 	struct ibv_alloc_pd cmd{};
 	ib_uverbs_alloc_pd_resp resp{};
 
@@ -155,24 +155,76 @@ static ibv_pd *alloc_pd(ibv_context *ctx)
 		errno = ENOMEM;
 		return nullptr;
 	}
-	int ret = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp,
+	int ret = ibv_cmd_alloc_pd(ctx, &pd->pd, &cmd, sizeof(cmd), &resp,
 				   sizeof(resp));
 	if (ret) {
 		delete pd;
 		errno = ret;
 		return nullptr;
 	}
-	return pd;
+	return &pd->pd;
 }
 
-/* EBUSY while MRs, MWs, QPs, SRQs or AHs still use it (uverbs usecnt). */
-static int dealloc_pd(ibv_pd *pd)
+/*
+ * EBUSY while MRs, MWs, QPs, SRQs or AHs still use it (uverbs usecnt), or
+ * while parent domains wrap it; a parent domain is EBUSY while CQs, QPs or
+ * SRQs created on it exist.
+ */
+static int dealloc_pd(ibv_pd *ibpd)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	Pd *pd = to_pd(ibpd);
+
+	if (pd->users.load(std::memory_order_acquire))
+		return EBUSY;
+	if (pd->is_parent()) {
+		pd_put(pd->protection);
+		delete pd;
+		return 0;
+	}
+	int ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;
 	delete pd;
 	return 0;
+}
+
+/*
+ * Parent domain: a PD plus an optional thread domain and allocators.  mrxe
+ * offers no thread domains (ibv_alloc_td is EOPNOTSUPP), so td must be NULL.
+ */
+static ibv_pd *alloc_parent_domain(ibv_context *ctx,
+				   ibv_parent_domain_init_attr *attr)
+{
+	constexpr uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+
+	if (!attr || (attr->comp_mask & ~known) || attr->td || !attr->pd ||
+	    attr->pd->context != ctx || to_pd(attr->pd)->is_parent()) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free)) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	auto *pd = new (std::nothrow) Pd{};
+	if (!pd) {
+		errno = ENOMEM;
+		return nullptr;
+	}
+	pd->protection = to_pd(attr->pd);
+	pd->protection->users.fetch_add(1, std::memory_order_relaxed);
+	/* what rdma-core's ibv_initialize_parent_domain() does */
+	pd->pd.context = ctx;
+	pd->pd.handle = attr->pd->handle;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	return &pd->pd;
 }
 
 /* ---- MR ---- */
@@ -320,6 +372,7 @@ static void free_context(ibv_context *ibctx)
 static const verbs_context_ops ctx_ops = [] {
 	verbs_context_ops o{};
 	o.alloc_mw = alloc_mw;
+	o.alloc_parent_domain = alloc_parent_domain;
 	o.alloc_pd = alloc_pd;
 	o.attach_mcast = attach_mcast;
 	o.bind_mw = bind_mw;

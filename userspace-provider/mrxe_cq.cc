@@ -189,10 +189,18 @@ ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *ch, int vec)
 
 ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
 {
-	if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if (attr->comp_mask & ~uint32_t(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
 	     attr->flags & ~uint32_t(IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
 		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	/* A CQ belongs to no PD: only a parent domain (its allocators) fits. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ctx ||
+	     !to_pd(attr->parent_domain)->is_parent())) {
+		errno = EINVAL;
 		return nullptr;
 	}
 	if (attr->wc_flags & ~kSupWcFlags) {
@@ -220,6 +228,8 @@ ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
 		errno = ret;
 		return nullptr;
 	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+		cq->parent = pd_get_parent(attr->parent_domain);
 	return &cq->cq_ex;
 }
 
@@ -263,6 +273,7 @@ int destroy_cq(ibv_cq *ibcq)
 	int ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
+	pd_put(to_cq(ibcq)->parent);
 	delete to_cq(ibcq);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 #include <pthread.h>
@@ -201,12 +202,55 @@ struct Context {
 	uint32_t max_inline;
 };
 
+/*
+ * A protection domain, or a parent domain (ibv_alloc_parent_domain) that
+ * wraps one.  A parent domain shares its protection domain's kernel handle
+ * (objects created on it belong to that PD) and has no kernel object of its
+ * own.  mrxe's queues live in kernel memory mapped into the process, so a
+ * parent domain's allocators are accepted and kept but never called: there
+ * is no provider-allocated queue buffer to place.
+ */
+struct Pd {
+	ibv_pd pd;			/* handed out; must stay first */
+	Pd *protection = nullptr;	/* parent domain: the PD it wraps */
+	/*
+	 * Protection domain: parent domains on it.  Parent domain: CQs, QPs
+	 * and SRQs created on it.  Either way dealloc is EBUSY while > 0.
+	 */
+	std::atomic<uint32_t> users{0};
+	void *pd_context = nullptr;
+	void *(*alloc)(ibv_pd *, void *, size_t, size_t, uint64_t) = nullptr;
+	void (*free)(ibv_pd *, void *, void *, uint64_t) = nullptr;
+
+	bool is_parent() const { return protection != nullptr; }
+};
+static_assert(std::is_standard_layout_v<Pd> && offsetof(Pd, pd) == 0);
+
+inline Pd *to_pd(ibv_pd *p) { return reinterpret_cast<Pd *>(p); }
+
+/* Parent domains count the queues created on them (released by pd_put). */
+inline Pd *pd_get_parent(ibv_pd *p)
+{
+	Pd *pd = to_pd(p);
+
+	if (!p || !pd->is_parent())
+		return nullptr;
+	pd->users.fetch_add(1, std::memory_order_relaxed);
+	return pd;
+}
+inline void pd_put(Pd *pd)
+{
+	if (pd)
+		pd->users.fetch_sub(1, std::memory_order_release);
+}
+
 struct Cq : verbs_cq {
 	Ring ring;
 	SpinLock lock;		/* serialises pollers and resize on ring */
 	mrxe_cqe cur{};		/* extended poll: the entry being read */
 	uint32_t cqn = 0;
 	bool broken = false;	/* resize remap failed: CQ unusable */
+	Pd *parent = nullptr;	/* parent domain it was created on */
 };
 
 struct Srq : verbs_srq {
@@ -214,6 +258,7 @@ struct Srq : verbs_srq {
 	SpinLock lock;		/* serialises posters on ring */
 	uint32_t max_sge = 0;
 	uint32_t srq_num_ = 0;
+	Pd *parent = nullptr;	/* parent domain it was created on */
 };
 
 struct Qp : verbs_qp {
@@ -226,6 +271,7 @@ struct Qp : verbs_qp {
 	uint32_t wr_next = 0;		/* next free producer index */
 	mrxe_send_wqe *wr_cur = nullptr;	/* WQE being built */
 	int wr_err = 0;
+	Pd *parent = nullptr;	/* parent domain it was created on */
 };
 
 struct Ah {

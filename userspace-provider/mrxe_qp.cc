@@ -692,6 +692,7 @@ static ibv_qp *create_common(ibv_context *ctx, ibv_qp_init_attr_ex *attr,
 	qp->transport_mode = r.transport_mode;
 	qp->num_paths = r.num_paths;
 	qp->flags = drv.flags;
+	qp->parent = pd_get_parent(attr->pd);
 	if (ex) {
 		qp->comp_mask |= VERBS_QP_EX;
 		set_wr_ops(qp);
@@ -742,6 +743,7 @@ int destroy_qp(ibv_qp *ibqp)
 	int ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	pd_put(to_qp(ibqp)->parent);
 	delete to_qp(ibqp);
 	return 0;
 }
@@ -801,6 +803,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 		errno = ret;
 		return nullptr;
 	}
+	srq->parent = pd_get_parent(pd);
 	return &srq->srq;
 }
 
@@ -854,6 +857,7 @@ int destroy_srq(ibv_srq *ibsrq)
 	int ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	pd_put(to_srq(ibsrq)->parent);
 	delete to_srq(ibsrq);
 	return 0;
 }

@@ -244,11 +244,18 @@ TEST_F(Mrxe, DoubleDestroyThroughAStaleHandleFails)
 	 */
 	ibv_pd *pd2 = ibv_alloc_pd(ctx);
 	ASSERT_NE(pd2, nullptr);
-	auto *stale = new ibv_pd(*pd2);
+	/*
+	 * The provider's PD object starts with the ibv_pd and keeps private
+	 * state after it (all zero: a plain PD that no parent domain holds),
+	 * so the stale copy gets zeroed room behind the ibv_pd.
+	 */
+	std::vector<unsigned char> room(sizeof(ibv_pd) + 256);
+	auto *stale = reinterpret_cast<ibv_pd *>(room.data());
+	memcpy(stale, pd2, sizeof(*stale));
 	ASSERT_EQ(ibv_dealloc_pd(pd2), 0);
 	int ret = ibv_dealloc_pd(stale);
 	EXPECT_TRUE(ret == ENOENT || ret == EINVAL) << ret;
-	delete stale;	/* the provider kept it: destroy failed */
+	/* the provider kept it (destroy failed); room frees it */
 
 	ibv_cq *cq = ibv_create_cq(ctx, 4, nullptr, nullptr, 0);
 	ASSERT_NE(cq, nullptr);
@@ -705,6 +712,112 @@ TEST_F(Mrxe, ObjectsFromAnotherContextAreEinval)
 	EXPECT_EQ(ibv_destroy_cq(cq_a), 0);
 	EXPECT_EQ(ibv_destroy_cq(cq_b), 0);
 	EXPECT_EQ(ibv_close_device(ctx2), 0);
+}
+
+/* ---- parent domains (ibv_alloc_parent_domain) ---- */
+
+void *pd_test_alloc(ibv_pd *, void *ctx, size_t, size_t, uint64_t)
+{
+	++*static_cast<int *>(ctx);
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+void pd_test_free(ibv_pd *, void *ctx, void *, uint64_t)
+{
+	++*static_cast<int *>(ctx);
+}
+
+TEST_F(Mrxe, ParentDomainLifecycle)
+{
+	int calls = 0;
+	ibv_parent_domain_init_attr pa{};
+	pa.pd = pd;
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+		       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	pa.alloc = pd_test_alloc;
+	pa.free = pd_test_free;
+	pa.pd_context = &calls;
+	ibv_pd *parent = ibv_alloc_parent_domain(ctx, &pa);
+	ASSERT_NE(parent, nullptr) << strerror(errno);
+	EXPECT_EQ(parent->context, ctx);
+	EXPECT_EQ(parent->handle, pd->handle);	/* objects land on pd */
+
+	/* the protection domain is held by its parent domain */
+	EXPECT_EQ(ibv_dealloc_pd(pd), EBUSY);
+
+	/* bad input: parent of a parent, unknown comp_mask, foreign PD, no PD,
+	 * allocators flag without functions */
+	ibv_parent_domain_init_attr bad = pa;
+	bad.pd = parent;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(ctx, &bad), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	bad = pa;
+	bad.comp_mask |= 1u << 7;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(ctx, &bad), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	bad = pa;
+	bad.alloc = nullptr;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(ctx, &bad), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	ibv_context *ctx2 = ibv_open_device(dev);
+	ASSERT_NE(ctx2, nullptr);
+	bad = pa;
+	errno = 0;
+	EXPECT_EQ(ibv_alloc_parent_domain(ctx2, &bad), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+
+	/* a CQ on the parent domain; a parent domain of another context and
+	 * a plain PD are refused */
+	ibv_cq_init_attr_ex ca{};
+	ca.cqe = 16;
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	ca.parent_domain = pd;
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq_ex(ctx, &ca), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	errno = 0;
+	EXPECT_EQ(ibv_create_cq_ex(ctx2, &ca), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	ca.parent_domain = parent;
+	ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &ca);
+	ASSERT_NE(cq, nullptr) << strerror(errno);
+	EXPECT_EQ(ibv_close_device(ctx2), 0);
+
+	/* QP, SRQ and MR on the parent domain */
+	ibv_srq_init_attr sa{};
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	ibv_srq *srq = ibv_create_srq(parent, &sa);
+	ASSERT_NE(srq, nullptr) << strerror(errno);
+	ibv_qp_init_attr qa{};
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cq);
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	ibv_qp *qp = ibv_create_qp(parent, &qa);
+	ASSERT_NE(qp, nullptr) << strerror(errno);
+	EXPECT_EQ(qp->pd, parent);
+	static char buf[4096];
+	ibv_mr *mr = ibv_reg_mr(parent, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(mr, nullptr) << strerror(errno);
+
+	/* busy while queues use it */
+	EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+	EXPECT_EQ(ibv_destroy_srq(srq), 0);
+	EXPECT_EQ(ibv_dealloc_pd(parent), EBUSY);
+	EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	/* the MR lives on the protection domain in the kernel */
+	EXPECT_EQ(ibv_dealloc_pd(parent), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), EBUSY);	/* the MR still uses it */
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+	/* queues live in kernel memory: the allocators are never called */
+	EXPECT_EQ(calls, 0);
 }
 
 /* ---- a process killed with live objects ---- */
