@@ -766,6 +766,24 @@ drop:
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
 }
 
+/* Dequeue the head of the request queue if it is a duplicate. */
+static struct sk_buff *resp_peek_dup(struct mrxe_qp *qp)
+{
+	struct sk_buff_head *q = &qp->resp.rxq;
+	struct sk_buff *skb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	skb = skb_peek(q);
+	if (skb && mrxe_psn_before(mrxe_pkt(skb)->psn, qp->resp.psn) &&
+	    mrxe_qp_is_rc(qp))
+		__skb_unlink(skb, q);
+	else
+		skb = NULL;
+	spin_unlock_irqrestore(&q->lock, flags);
+	return skb;
+}
+
 bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
@@ -777,6 +795,15 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 	    st != IB_QPS_SQE) {
 		skb_queue_purge(&resp->rxq);
 		return false;
+	}
+	/*
+	 * A duplicate READ (the requester went back N) must not wait behind
+	 * the stream it replaces: take it before sending more of the stream.
+	 */
+	while (resp->rd_active && (skb = resp_peek_dup(qp))) {
+		resp_packet(qp, skb);
+		kfree_skb(skb);
+		progress = true;
 	}
 	if (resp->rd_active)
 		progress |= resp_read_step(qp, budget);
