@@ -31,6 +31,7 @@
 # Logs and result files: $XFER_TMP (under $MRXE_RESULTS in the lab VM, so
 # they come back to the host in build/labvm/runs/<run>/vm1/xfer-<pid>/).
 
+# selftest-timeout: 300
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-290}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
@@ -76,6 +77,24 @@ counts() {
 		printf "\n" }' "$1"
 }
 
+HUGE=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+HUGE_OLD=
+
+# A few 2 MiB huge pages, so that the suite's huge-page tests run instead of
+# skipping ("There are no huge pages of size 2M allocated").
+huge_setup() {
+	[ -w "$HUGE" ] || return 0
+	HUGE_OLD=$(cat "$HUGE")
+	[ "$HUGE_OLD" -gt 0 ] && return 0
+	echo 8 > "$HUGE" 2>/dev/null || true
+	echo "2 MiB huge pages reserved: $(cat "$HUGE")"
+}
+
+huge_cleanup() {
+	[ -n "$HUGE_OLD" ] && echo "$HUGE_OLD" > "$HUGE" 2>/dev/null
+	return 0
+}
+
 stock_cleanup() {
 	rdma link delete "$STOCK_DEV" 2>/dev/null || true
 	ip link del "$STOCK_VETH" 2>/dev/null || true
@@ -100,8 +119,9 @@ test_pyverbs_suite() {
 	python3 -c 'import pyverbs.device' 2>/dev/null || skip "python3-pyverbs not installed"
 	[ "$MRXE_LINK_TYPE" = rxe ] && skip "this test compares mrxe with stock rxe (MRXE_LINK_TYPE=rxe)"
 	xfer_require datapath
-	trap 'xfer_cleanup; stock_cleanup' EXIT
+	trap 'xfer_cleanup; stock_cleanup; huge_cleanup' EXIT
 	suite_copy "$XFER_TMP/pyverbs"
+	huge_setup
 
 	case "${MRXE_PYVERBS_STOCK:-run}" in
 	none) ;;
