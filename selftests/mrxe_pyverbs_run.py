@@ -12,16 +12,50 @@ gets one line per test:
 
     <test id> TAB <ok|skip|fail|error|xfail|xpass> TAB <seconds> TAB <reason>
 
+MRXE_PYVERBS_GID_NETDEV=1 lets the rdma_cm tests find the device's address
+through the GID's netdev (see netdev_from_gid).
+
 MRXE_PYVERBS_TEST_TIMEOUT (seconds, default 180) bounds one test: SIGALRM
 raises in the test's Python code (pyverbs' poll loops are Python loops), so
 a hung test is reported as an error instead of stalling the whole suite.
 """
 import os
 import signal
+import subprocess
 import sys
 import time
 import unittest
 from importlib.machinery import SourceFileLoader
+
+
+def netdev_from_gid(base):
+    """MRXE_PYVERBS_GID_NETDEV=1: let the rdma_cm tests find their address.
+
+    The suite looks for a device's netdev only under
+    /sys/class/infiniband/DEV/device/net/, which software RDMA devices (rxe,
+    mrxe: no parent device) do not have, so its rdma_cm tests always skip
+    on them.  This falls back to the netdev the kernel lists for the GID
+    (ports/P/gid_attrs/ndevs/IDX) and keeps everything else as it is.
+    """
+    orig = base.RDMATestCase._get_ip_mac
+
+    def _get_ip_mac(self, dev, port, idx):
+        if idx is None or os.path.exists(
+                '/sys/class/infiniband/%s/device/net/' % dev):
+            return orig(self, dev, port, idx)
+        ip = mac = None
+        try:
+            path = '/sys/class/infiniband/%s/ports/%s/gid_attrs/ndevs/%s' % (
+                dev, port, idx)
+            with open(path) as f:
+                ndev = f.read().strip()
+            ip, mac = self.get_ip_mac_address(ndev)
+        except (OSError, KeyError, IndexError,
+                subprocess.CalledProcessError):
+            pass
+        self.args.append([dev, port, idx, ip, mac])
+
+    base.RDMATestCase._get_ip_mac = _get_ip_mac
 
 
 class TestTimeout(Exception):
@@ -99,6 +133,8 @@ def main():
     tests = SourceFileLoader(
         'tests', os.path.join(tests_dir, '__init__.py')).load_module()
     parser.parse_args()
+    if os.environ.get('MRXE_PYVERBS_GID_NETDEV') == '1':
+        netdev_from_gid(sys.modules['tests.base'])
     runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                      resultclass=RecordingResult)
     prog = unittest.main(module=tests, testRunner=runner, exit=False)
