@@ -27,6 +27,9 @@ CASE_TIMEOUT=${MRXE_TT_CASE_TIMEOUT:-120}
 TT_VETH=veth-tt0
 TT_PEER=veth-tt1
 TT_IP=192.168.78.1
+# ib_core shows non-init network namespaces a compat device without
+# hw_counters: the init_net directory is bind-mounted here for the binary.
+HWC_DIR=/run/mrxe-tt-hwc-$$
 
 # skip_all REASON: a plan of one skipped case.
 skip_all() {
@@ -46,6 +49,7 @@ fail_all() {
 }
 
 cleanup() {
+	umount "$HWC_DIR" 2>/dev/null && rmdir "$HWC_DIR"
 	rdma link delete "$MRXE_DEV" 2>/dev/null
 	ip link del "$TT_VETH" 2>/dev/null
 	mrxe_netns_cleanup
@@ -85,10 +89,14 @@ setup_log=$(
 	fi
 	wait_for 10 port_state_is "$MRXE_DEV" ACTIVE
 	echo "$MRXE_DEV port ACTIVE"
+	mkdir -p "$HWC_DIR"
+	mount --bind "/sys/class/infiniband/$MRXE_DEV/ports/1/hw_counters" "$HWC_DIR"
 	dump_gids "$MRXE_DEV"
 	ls /sys/class/infiniband/"$MRXE_DEV"/ports/1/hw_counters 2>/dev/null | tr '\n' ' '
 	echo
 ) 2>&1 || fail_all "setup failed: $setup_log"
+
+export MRXE_HW_COUNTERS_DIR=$HWC_DIR
 
 # run_in_ns CMD...: where the device's netdev lives.
 run_in_ns() {
@@ -99,8 +107,11 @@ run_in_ns() {
 	fi
 }
 
-mapfile -t cases < <("$GTEST" --gtest_list_tests --gtest_filter="$FILTER" |
+# (no process substitution: the lab VM has no /dev/fd)
+list=$("$GTEST" --gtest_list_tests --gtest_filter="$FILTER" |
 	awk '/^[^ ]/ { s = $1; next } /^  / { print s $1 }')
+mapfile -t cases <<< "$list"
+[ -n "$list" ] || cases=()
 [ ${#cases[@]} -gt 0 ] || fail_all "no test cases listed by $GTEST"
 
 ktap_header

@@ -45,8 +45,9 @@ TEST_F(QpState, PostSendBeforeRtsIsRefused)
 	ASSERT_EQ(post(0, IBV_WR_RDMA_WRITE, 4, &s, 1, tgt.addr() + 8, tmr->rkey), 0);
 	auto wc = poll(cq[0]);
 	ASSERT_TRUE(wc);
-	EXPECT_EQ(wc->wr_id, 4u);
+	EXPECT_EQ(wc->wr_id, 4u) << "a WR refused before RTS was executed later";
 	EXPECT_WC(*wc, IBV_WC_SUCCESS);
+	EXPECT_TRUE(quiet(cq[0]));
 	tgt.expect_write(8, src.data(), 256);
 	EXPECT_TRUE(tgt.unchanged());
 }

@@ -163,7 +163,12 @@ Device::~Device()
 
 std::optional<uint64_t> hw_counter(const std::string &dev, const std::string &name)
 {
-	std::ifstream f("/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
+	// In a non-init network namespace ib_core shows a compat device
+	// without hw_counters; the selftest then bind-mounts the init_net
+	// directory and names it in MRXE_HW_COUNTERS_DIR.
+	const char *dir = getenv("MRXE_HW_COUNTERS_DIR");
+	std::ifstream f(dir && *dir ? std::string(dir) + "/" + name :
+			"/sys/class/infiniband/" + dev + "/ports/1/hw_counters/" + name);
 	uint64_t v;
 	if (!(f >> v))
 		return std::nullopt;

@@ -116,7 +116,8 @@ struct Device {
 	~Device();
 };
 
-// Reads /sys/class/infiniband/<dev>/ports/1/hw_counters/<name>.
+// Reads /sys/class/infiniband/<dev>/ports/1/hw_counters/<name>, or
+// $MRXE_HW_COUNTERS_DIR/<name> when that is set.
 std::optional<uint64_t> hw_counter(const std::string &dev, const std::string &name);
 
 // ------------------------------------------------------- fixture ----------

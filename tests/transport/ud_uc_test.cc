@@ -75,9 +75,11 @@ TEST_F(Ud, WrongQkeyIsDroppedAndCounted)
 	const char *cn = getenv("MRXE_QKEY_COUNTER");
 	std::string counter = cn ? cn : "qkey_violations";
 	std::optional<uint64_t> before;
+	ibv_port_attr pa0{};
 	if (!counter.empty()) {
 		before = hw_counter(dev.name, counter);
 		EXPECT_TRUE(before) << "no hw_counters/" << counter << " on " << dev.name;
+		ASSERT_EQ(ibv_query_port(dev.ctx, 1, &pa0), 0);
 	}
 
 	ibv_sge s = sge_of(src, smr.get(), 0, 200);
@@ -92,6 +94,12 @@ TEST_F(Ud, WrongQkeyIsDroppedAndCounted)
 		auto after = hw_counter(dev.name, counter);
 		ASSERT_TRUE(after);
 		EXPECT_GE(*after, *before + 1) << counter << " did not count the drop";
+		// the same count as the port's Q_Key violation counter
+		// (ibv_port_attr.qkey_viol_cntr: PortInfo Q_KeyViolations, IBA ch. 14)
+		ibv_port_attr pa1{};
+		ASSERT_EQ(ibv_query_port(dev.ctx, 1, &pa1), 0);
+		EXPECT_GE(pa1.qkey_viol_cntr, pa0.qkey_viol_cntr + 1)
+			<< "ibv_port_attr.qkey_viol_cntr did not count the drop";
 	} else if (counter.empty()) {
 		std::cout << "[ NOTE     ] Q_Key violation counter not checked (MRXE_QKEY_COUNTER=\"\")\n";
 	}
