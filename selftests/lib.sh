@@ -229,7 +229,13 @@ dump_gids() {
 
 # ----------------------------------------------------------- runner ----
 
-dmesg_lines() { dmesg | wc -l; }
+# dmesg_since MARKER: the kernel log after the last line containing MARKER
+# (all of it if the marker has left the ring buffer).
+dmesg_since() {
+	dmesg | awk -v m="$1" '
+		{ line[NR] = $0; if (index($0, m)) start = NR }
+		END { for (i = start + 1; i <= NR; i++) print line[i] }'
+}
 
 # mrxe_sweep: remove what a killed test may have left: namespaces of this
 # suite and ib devices (the module stays loaded).
@@ -252,7 +258,7 @@ mrxe_run_tests() {
 		"$MRXE_RUN_ONE"
 		exit 0
 	fi
-	local n=0 t rc before bad out failed=0 passed=0 skipped=0 msg
+	local n=0 t rc out failed=0 passed=0 skipped=0 msg
 	ktap_header
 	ktap_plan $#
 	if ! in_lab_vm; then
@@ -273,7 +279,9 @@ mrxe_run_tests() {
 	tmp=$(mktemp)
 	for t in "$@"; do
 		n=$((n + 1))
-		before=$(dmesg_lines)
+		# A marker in the kernel log: the dmesg check looks only at what
+		# follows it (robust against the log ring wrapping).
+		echo "mrxe-selftest: begin $n $t ($$)" > /dev/kmsg 2>/dev/null
 		# A fresh process per test, so that a hung test is killed alone.
 		MRXE_RUN_ONE=$t timeout -k 5 "$MRXE_TEST_TIMEOUT" bash "$0" > "$tmp" 2>&1 < /dev/null
 		rc=$?
@@ -285,11 +293,10 @@ TIMEOUT: $t did not finish in ${MRXE_TEST_TIMEOUT}s"
 		fi
 		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
 		mrxe_sweep
-		bad=$(dmesg | tail -n +"$((before + 1))" | grep -E "$MRXE_DMESG_BAD")
-		if [ -n "$bad" ]; then
+		dmesg_since "mrxe-selftest: begin $n $t ($$)" > "$tmp.dmesg"
+		if grep -E -q "$MRXE_DMESG_BAD" "$tmp.dmesg"; then
 			echo "# dmesg shows kernel problems during $t:"
-			dmesg | tail -n +"$((before + 1))" | grep -E -A10 "$MRXE_DMESG_BAD" |
-				head -n 60 | sed 's/^/#   /'
+			grep -E -A10 "$MRXE_DMESG_BAD" "$tmp.dmesg" | head -n 60 | sed 's/^/#   /'
 			rc=$KSFT_FAIL
 		fi
 		case $rc in
@@ -301,7 +308,7 @@ TIMEOUT: $t did not finish in ${MRXE_TEST_TIMEOUT}s"
 		*) echo "not ok $n $t"; failed=$((failed + 1)) ;;
 		esac
 	done
-	rm -f "$tmp"
+	rm -f "$tmp" "$tmp.dmesg"
 	echo "# $(basename "$0"): $passed passed, $failed failed, $skipped skipped"
 	[ $failed -gt 0 ] && exit $KSFT_FAIL
 	[ $passed = 0 ] && [ $skipped -gt 0 ] && exit $KSFT_SKIP

@@ -143,7 +143,7 @@ start_vm() {
 		-no-reboot \
 		-serial "file:$d/console.log" \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 oops=panic labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $append" \
+		-append "console=ttyS0 panic=-1 oops=panic log_buf_len=4M labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $append" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$d,mount_tag=results,security_model=none,multidevs=remap" \
 		-device virtio-rng-pci \
