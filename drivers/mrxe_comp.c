@@ -261,6 +261,18 @@ static void mrxe_comp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_req_state *req = &qp->req;
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 	struct mrxe_swqe *w;
+	u8 syn;
+
+	/* what the responder holds: never resend it (IBA 9.7.5.1.2) */
+	if (pi->mask & MRXE_M_ACK) {
+		syn = *mrxe_pkt_hdr(skb, MRXE_HDR_AETH);
+		if ((syn & MRXE_AETH_TYPE_MASK) == MRXE_AETH_ACK)
+			mrxe_req_acked(qp, mrxe_psn_add(pi->psn, 1));
+		else
+			mrxe_req_acked(qp, pi->psn);
+	} else {
+		mrxe_req_acked(qp, pi->psn);
+	}
 
 	for (;;) {
 		if (req->head == req->fetched)

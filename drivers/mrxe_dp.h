@@ -120,6 +120,7 @@ void mrxe_rto_stop(struct mrxe_qp *qp);
 /* mrxe_req.c */
 bool mrxe_req_run(struct mrxe_qp *qp, int *budget);
 void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn);
+void mrxe_req_acked(struct mrxe_qp *qp, u32 psn);
 void mrxe_req_flush(struct mrxe_qp *qp);
 void mrxe_req_reset(struct mrxe_qp *qp);
 extern const struct mrxe_loss_ops mrxe_gbn_ops;

@@ -195,6 +195,45 @@ void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn)
 	req->pkts_since_ack = 0;
 }
 
+/*
+ * The responder holds every PSN before @psn (cumulative ACK, NAK or a READ
+ * response).  After a go-back-N rewind the requester may be behind that
+ * point (the "lost" packets were only late): skip what was acknowledged, so
+ * a WQE whose retransmission would only draw stale ACKs completes now.
+ */
+void mrxe_req_acked(struct mrxe_qp *qp, u32 psn)
+{
+	struct mrxe_req_state *req = &qp->req;
+	u32 mtu = req->attr.mtu, off;
+	struct mrxe_swqe *w;
+
+	if (!mrxe_psn_before(req->psn, psn))
+		return;
+	while (req->cur != req->fetched) {
+		w = mrxe_swqe_at(qp, req->cur);
+		if (!w->psn_valid || w->state == MRXE_SWQE_DONE)
+			break;
+		if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
+			/* its data still has to come back */
+			req->psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
+			return;
+		}
+		if (mrxe_psn_before(w->last_psn, psn)) {
+			w->offset = w->len;
+			w->state = MRXE_SWQE_PENDING;
+			req->cur++;
+			continue;
+		}
+		off = (u32)mrxe_psn_diff(psn, w->first_psn) * mtu;
+		if (mrxe_psn_after(psn, w->first_psn) && off > w->offset &&
+		    off < w->len)
+			w->offset = off;
+		req->psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
+		return;
+	}
+	req->psn = psn;
+}
+
 static void gbn_nak_seq(struct mrxe_qp *qp, u32 psn)
 {
 	mrxe_req_rewind(qp, psn);

@@ -195,6 +195,10 @@ static enum mrxe_resp_rc resp_error(struct mrxe_qp *qp, u8 nak, u32 wc_status,
 				    u32 psn)
 {
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RESPONDER_ERR);
+	mrxe_err_dev(qp_dev(qp),
+		     "qp %u: psn %#x nak %u status %u (last op %#x offset %u)\n",
+		     qp->ibqp.qp_num, psn, nak, wc_status, qp->resp.last_opcode,
+		     qp->resp.offset);
 	if (!mrxe_qp_is_rc(qp)) {
 		/* UC: discard the message (IBA 9.8.3), keep the QP */
 		if (qp->resp.has_wqe && wc_status == IB_WC_LOC_LEN_ERR)
@@ -204,9 +208,18 @@ static enum mrxe_resp_rc resp_error(struct mrxe_qp *qp, u8 nak, u32 wc_status,
 		return RESP_DROP;
 	}
 	resp_send_nak(qp, nak, psn);
-	if (qp->resp.has_wqe)
+	if (qp->resp.has_wqe) {
+		/*
+		 * IBA 11.6.2: a receive WQE consumed by an RDMA WRITE with
+		 * immediate whose R_Key/range check failed is a protection
+		 * error on a local buffer: Local Access Error.  Remote Access
+		 * Error is the status of the requester that gets the NAK.
+		 */
+		if (nak == MRXE_NAK_REM_ACCESS)
+			wc_status = IB_WC_LOC_ACCESS_ERR;
 		resp_complete(qp, wc_status, IB_WC_RECV, qp->resp.offset, 0, 0,
 			      0, NULL, false);
+	}
 	resp_put_mrs(qp);
 	mrxe_pipe_set_error(qp);
 	return RESP_ERR;
@@ -597,6 +610,35 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 	return progress;
 }
 
+/*
+ * IBA 10.2.4 (QP attributes): RDMA READ, RDMA WRITE (with or without
+ * immediate, zero-length included) and atomic requests are only executed
+ * when the QP's matching remote access enable is set, whatever the MR or MW
+ * allows.  Checked once per message, on its first packet, before a receive
+ * WQE, an R_Key or a length is looked at (as rxe's check_op_valid()).
+ */
+static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
+{
+	unsigned long flags;
+	int need, access;
+
+	if (!(mask & MRXE_M_FIRST))
+		return true;
+	if (mask & MRXE_M_WRITE)
+		need = IB_ACCESS_REMOTE_WRITE;
+	else if (mask & MRXE_M_READ)
+		need = IB_ACCESS_REMOTE_READ;
+	else if (mask & MRXE_M_ATOMIC)
+		need = IB_ACCESS_REMOTE_ATOMIC;
+	else
+		return true;
+	/* modify_qp may change the enables in RTR/RTS: state_lock */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	access = qp->attr.qp_access_flags;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return access & need;
+}
+
 /* IBA 9.7.5.2.1 / 9.8.3: the opcode must fit the previous packet. */
 static bool resp_opcode_ok(struct mrxe_qp *qp, u8 opcode, u32 mask)
 {
@@ -717,6 +759,8 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	resp->nak_sent = false;
 
 	if (!resp_opcode_ok(qp, pi->opcode, pi->mask)) {
+		mrxe_err_dev(qp_dev(qp), "qp %u: opcode %#x after %#x\n",
+			     qp->ibqp.qp_num, pi->opcode, resp->last_opcode);
 		if (rc) {
 			resp_error(qp, MRXE_NAK_INVALID_REQ,
 				   IB_WC_REM_INV_REQ_ERR, pi->psn);
@@ -727,16 +771,24 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 		goto drop;
 	}
 
-	if (pi->mask & MRXE_M_SEND)
+	if (!resp_qp_access_ok(qp, pi->mask)) {
+		/*
+		 * RC: NAK Invalid Request, class C (IBA 9.9.3), the QP goes to
+		 * ERROR; UC: the message is silently dropped (IBA 9.8.3).
+		 */
+		ret = resp_error(qp, MRXE_NAK_INVALID_REQ,
+				 IB_WC_REM_INV_REQ_ERR, pi->psn);
+	} else if (pi->mask & MRXE_M_SEND) {
 		ret = resp_send(qp, skb);
-	else if (pi->mask & MRXE_M_WRITE)
+	} else if (pi->mask & MRXE_M_WRITE) {
 		ret = resp_write(qp, skb);
-	else if ((pi->mask & MRXE_M_READ) && rc)
+	} else if ((pi->mask & MRXE_M_READ) && rc) {
 		ret = resp_read(qp, skb);
-	else if ((pi->mask & MRXE_M_ATOMIC) && rc)
+	} else if ((pi->mask & MRXE_M_ATOMIC) && rc) {
 		ret = resp_atomic(qp, skb);
-	else
+	} else {
 		ret = RESP_DROP;
+	}
 
 	switch (ret) {
 	case RESP_OK:
