@@ -19,9 +19,12 @@
 # In that pass failures and errors count; tests that pass on stock only
 # (multicast: mrxe reports max_mcast_grp 0) are listed, not failed.
 #
-# One KTAP case.  It fails if any pyverbs test fails or errors on mrxe, or if
+# Then mrxe_qp_access_probe.py: WRITE/READ/ATOMIC to a QP that did not
+# enable them (the suite checks this only for atomics).
+#
+# One KTAP case.  It fails if any pyverbs test fails or errors on mrxe, if
 # a test of the suite as shipped that passes on stock rxe does not pass on
-# mrxe.  Printed: counts
+# mrxe, or if the probe fails on mrxe.  Printed: counts
 # (ok/skip/fail/error) for both, the tests that pass on stock but not on
 # mrxe (and the other way round), mrxe's skip reasons grouped with counts
 # (Documentation/testing.rst, "pyverbs", explains them), and unittest's
@@ -121,6 +124,18 @@ stock_cleanup() {
 	ip link del "$STOCK_VETH" 2>/dev/null || true
 }
 
+# probe LABEL DEV GID [PREFIX...]: mrxe_qp_access_probe.py (the QP's remote
+# access enables, which the suite checks only for atomics) on DEV; output in
+# $XFER_TMP/LABEL-probe.log, status in $XFER_TMP/LABEL-probe.rc.
+probe() {
+	local label=$1 dev=$2 gid=$3 rc=0
+	shift 3
+	[ -n "${MRXE_PYVERBS_FILTER:-}" ] && return 0
+	"$@" timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_qp_access_probe.py" \
+		"$XFER_TMP/pyverbs" "$dev" "$gid" > "$XFER_TMP/$label-probe.log" 2>&1 || rc=$?
+	echo "$rc" > "$XFER_TMP/$label-probe.rc"
+}
+
 stock_baseline() {
 	modprobe rdma_rxe || skip "stock rdma_rxe not available for the baseline"
 	modprobe rdma_ucm 2>/dev/null || true
@@ -135,6 +150,7 @@ stock_baseline() {
 	if cm_wanted; then
 		CM_PASS=1 suite_run stock-cm "$STOCK_DEV" "$REPLY"
 	fi
+	probe stock "$STOCK_DEV" "$REPLY"
 	stock_cleanup
 }
 
@@ -210,6 +226,8 @@ test_pyverbs_suite() {
 		CM_PASS=1 suite_run mrxe-cm "$DEV_A" "$GID_A" ip netns exec "$NS_A"
 	fi
 
+	probe mrxe "$DEV_A" "$GID_A" ip netns exec "$NS_A"
+
 	report "the suite as shipped" "$stock_tsv" "$XFER_TMP/mrxe.tsv" 1
 	if cm_wanted; then
 		# informational where stock passes more: multicast (issue 5)
@@ -217,6 +235,16 @@ test_pyverbs_suite() {
 		[ -s "$XFER_TMP/stock-cm.tsv" ] && cm_stock=$XFER_TMP/stock-cm.tsv
 		report "rdma_cm tests, netdev through the GID" \
 			"$cm_stock" "$XFER_TMP/mrxe-cm.tsv" 0
+	fi
+	if [ -z "${MRXE_PYVERBS_FILTER:-}" ]; then
+		echo "== QP remote access enables (mrxe_qp_access_probe.py)"
+		local who
+		for who in stock mrxe; do
+			[ -f "$XFER_TMP/$who-probe.rc" ] || continue
+			echo "$who: exit $(cat "$XFER_TMP/$who-probe.rc")"
+			sed 's/^/  /' "$XFER_TMP/$who-probe.log"
+		done
+		[ "$(cat "$XFER_TMP/mrxe-probe.rc")" = 0 ] || bad=1
 	fi
 	if [ $bad = 1 ]; then
 		local f
