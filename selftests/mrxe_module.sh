@@ -39,6 +39,46 @@ test_module_link_alias() {
 	echo "alias rdma-link-$MRXE_LINK_TYPE present"
 }
 
+# `rdma link add NAME type mrxe` with the module not loaded: the rdma core's
+# request_module("rdma-link-mrxe") must load it.  The guest's /lib/modules is
+# the host's, read-only: an overlay with a tmpfs upper layer takes the module
+# where `make install` puts it (/lib/modules/KVER/updates) and depmod's output.
+ovl_cleanup() {
+	set +e
+	mrxe_del_all_links
+	mrxe_netns_cleanup
+	mrxe_loaded && rmmod "$MRXE_MODULE"
+	mountpoint -q "/lib/modules/$(uname -r)" && umount "/lib/modules/$(uname -r)"
+}
+
+test_module_autoload() {
+	local kver mods tmp
+	kver=$(uname -r)
+	mods=/lib/modules/$kver
+	if [ "$MRXE_MODULE" = rdma_mrxe ]; then
+		[ -f "$MRXE_KO" ] || skip "$MRXE_KO not built (make module)"
+	fi
+	mrxe_unload
+	trap ovl_cleanup EXIT
+	if [ "$MRXE_MODULE" = rdma_mrxe ]; then
+		tmp=$(mktemp -d)
+		mkdir -p "$tmp/upper" "$tmp/work"
+		mount -t overlay overlay \
+			-o "lowerdir=$mods,upperdir=$tmp/upper,workdir=$tmp/work" "$mods" ||
+			skip "cannot overlay $mods"
+		install -D -m 0644 "$MRXE_KO" "$mods/updates/rdma_mrxe.ko"
+		depmod -a "$kver"
+	fi
+	modprobe -n -v "rdma-link-$MRXE_LINK_TYPE" ||
+		fail "modprobe does not resolve rdma-link-$MRXE_LINK_TYPE"
+	mrxe_netns_setup || fail "netns setup failed"
+	! mrxe_loaded || fail "module loaded before the link add"
+	link_add "$NS_A" "$MRXE_DEV" "$VETH_A" || fail "rdma link add did not autoload the module"
+	mrxe_loaded || fail "link added but $MRXE_MODULE not loaded"
+	dev_exists "$MRXE_DEV" || fail "no $MRXE_DEV"
+	echo "rdma link add autoloaded $MRXE_MODULE"
+}
+
 # A device comes and goes with the link and leaves nothing behind.
 test_module_unload_after_link() {
 	mrxe_require_module
@@ -53,4 +93,4 @@ test_module_unload_after_link() {
 }
 
 mrxe_run_tests test_module_load test_module_unload test_module_reload_cycles \
-	test_module_link_alias test_module_unload_after_link
+	test_module_link_alias test_module_autoload test_module_unload_after_link
