@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=${2:?}; shift ;;
 	--mem=*) mem=${1#*=} ;;
 	--live) live=1 ;;
-	--cwd) cwd=${2:?}; shift ;;
+	--cwd) cwd=$(cd "${2:?}" && pwd) || die "--cwd $2: no such directory"; shift ;;
 	--append) append=${2:?}; shift ;;
 	-h|--help) usage ;;
 	--) shift; break ;;
@@ -58,6 +58,15 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || usage
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout wants seconds"
+# The guest puts tmpfs on these: the host's files there are invisible to it.
+for hidden in /tmp /run /var/tmp /var/lib; do
+	case "$REPO/" in
+	"$hidden"/*) die "the repository is under $hidden, which the guest cannot see (tmpfs there)" ;;
+	esac
+	case "$cwd/" in
+	"$hidden"/*) die "--cwd $cwd is under $hidden, which the guest cannot see" ;;
+	esac
+done
 [[ "$mem" =~ ^[0-9]+$ ]] || die "--mem wants MiB"
 
 # Kernel: Debian's 6.1 line (newest installed 6.1.*-amd64 with its modules).
