@@ -233,14 +233,15 @@ static void mrxe_comp_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	switch (aeth.syndrome & MRXE_AETH_VAL_MASK) {
 	case MRXE_NAK_PSN_SEQ:
 		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_SEQ_ERR_NAKS_RCVD);
-		if (mrxe_psn_after(psn, qp->comp.psn)) {
-			mrxe_comp_progress(qp, psn);
-		} else if (!qp->comp.retry_left) {
+		/* progress resets the retry budget, a repeated NAK spends it */
+		if (!mrxe_psn_after(psn, qp->comp.psn) && !qp->comp.retry_left) {
 			mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
 			return;
-		} else {
-			qp->comp.retry_left--;
 		}
+		if (mrxe_psn_after(psn, qp->comp.psn))
+			mrxe_comp_progress(qp, psn);
+		else
+			qp->comp.retry_left--;
 		qp->req.loss->nak_seq(qp, psn);
 		mrxe_rto_arm(qp);
 		return;
