@@ -121,7 +121,8 @@ n=0 passed=0 failed=0 skipped=0
 tmp=$(mktemp)
 for c in "${cases[@]}"; do
 	n=$((n + 1))
-	before=$(dmesg_lines)
+	marker="mrxe-tt-case-$n-$$"
+	echo "$marker" > /dev/kmsg
 	rc=0
 	run_in_ns timeout -k 5 "$CASE_TIMEOUT" "$GTEST" --gtest_color=no \
 		--gtest_filter="$c" > "$tmp" 2>&1 < /dev/null || rc=$?
@@ -131,10 +132,10 @@ for c in "${cases[@]}"; do
 	if [ $rc != 0 ] && ! grep -q '^\[ RUN' "$tmp"; then
 		sed 's/^/# /' "$tmp"
 	fi
-	bad=$(dmesg | tail -n +"$((before + 1))" | grep -E "$MRXE_DMESG_BAD")
+	bad=$(dmesg_since "$marker" | grep -E "$MRXE_DMESG_BAD")
 	if [ -n "$bad" ]; then
 		echo "# dmesg shows kernel problems during $c:"
-		dmesg | tail -n +"$((before + 1))" | grep -E -A10 "$MRXE_DMESG_BAD" |
+		dmesg_since "$marker" | grep -E -A10 "$MRXE_DMESG_BAD" |
 			head -n 60 | sed 's/^/#   /'
 		rc=1
 	fi
