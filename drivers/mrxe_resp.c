@@ -827,8 +827,13 @@ static struct sk_buff *resp_peek_dup(struct mrxe_qp *qp)
 
 	spin_lock_irqsave(&q->lock, flags);
 	skb = skb_peek(q);
-	if (skb && mrxe_psn_before(mrxe_pkt(skb)->psn, qp->resp.psn) &&
-	    mrxe_qp_is_rc(qp))
+	/*
+	 * Only a request for something before the stream's position replaces
+	 * it; a retried later READ waits its turn (it would otherwise starve
+	 * the replay of the earlier one).
+	 */
+	if (skb && mrxe_qp_is_rc(qp) &&
+	    mrxe_psn_before(mrxe_pkt(skb)->psn, qp->resp.rd_psn))
 		__skb_unlink(skb, q);
 	else
 		skb = NULL;
