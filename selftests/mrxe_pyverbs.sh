@@ -204,7 +204,7 @@ test_pyverbs_suite() {
 	python3 -c 'import pyverbs.device' 2>/dev/null || skip "python3-pyverbs not installed"
 	[ "$MRXE_LINK_TYPE" = rxe ] && skip "this test compares mrxe with stock rxe (MRXE_LINK_TYPE=rxe)"
 	xfer_require datapath
-	trap 'xfer_cleanup; stock_cleanup; huge_cleanup' EXIT
+	trap 'xfer_cleanup; stock_cleanup; huge_cleanup; rm -rf "$XFER_TMP/pyverbs"' EXIT
 	suite_copy "$XFER_TMP/pyverbs"
 	huge_setup
 
