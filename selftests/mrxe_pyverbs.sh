@@ -65,6 +65,7 @@ suite_copy() {
 # per-test results: $XFER_TMP/LABEL.tsv.  CM_PASS=1: the rdma_cm pass (only
 # the rdmacm tests, netdev found through the GID, see the header).
 CM_PASS=0
+KILLED=
 suite_run() {
 	local label=$1 dev=$2 gid=$3 rc=0 t0
 	shift 3
@@ -81,6 +82,10 @@ suite_run() {
 	"$@" timeout 240 python3 "$RUNNER" "$XFER_TMP/pyverbs" "$XFER_TMP/$label.tsv" \
 		--dev "$dev" --gid "$gid" -v "${k[@]}" > "$XFER_TMP/$label.log" 2>&1 || rc=$?
 	echo "$label: $dev gid[$gid], suite exited $rc after $(( $(date +%s) - t0 )) s"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		echo "$label: the suite was killed after 240 s; results are partial"
+		KILLED="$KILLED $label"
+	fi
 	if [ ! -s "$XFER_TMP/$label.tsv" ]; then
 		tail -n 40 "$XFER_TMP/$label.log"
 		fail "the suite recorded no results on $dev"
@@ -244,6 +249,10 @@ test_pyverbs_suite() {
 			sed 's/^/  /' "$XFER_TMP/$who-probe.log"
 		done
 		[ "$(cat "$XFER_TMP/mrxe-probe.rc")" = 0 ] || bad=1
+	fi
+	if [ -n "$KILLED" ]; then
+		echo "killed by the 240 s limit (partial results):$KILLED"
+		bad=1
 	fi
 	if [ $bad = 1 ]; then
 		local f

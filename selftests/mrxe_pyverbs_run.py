@@ -68,7 +68,7 @@ def on_alarm(signum, frame):
 
 class RecordingResult(unittest.TextTestResult):
     """TextTestResult that also keeps (id, status, seconds, reason)."""
-    records = []
+    out = None		# result file, one line written (and flushed) per test
     per_test_timeout = 180
 
     def startTest(self, test):
@@ -83,7 +83,11 @@ class RecordingResult(unittest.TextTestResult):
     def _rec(self, test, status, reason=''):
         dt = time.monotonic() - getattr(self, '_t0', time.monotonic())
         reason = ' '.join(str(reason).split())[:300]
-        self.records.append((test.id(), status, '%.2f' % dt, reason))
+        if self.out:
+            # as it happens: a suite killed from outside keeps what ran
+            self.out.write('\t'.join((test.id(), status, '%.2f' % dt,
+                                      reason)) + '\n')
+            self.out.flush()
 
     @staticmethod
     def _last_line(err):
@@ -137,10 +141,9 @@ def main():
         netdev_from_gid(sys.modules['tests.base'])
     runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                      resultclass=RecordingResult)
-    prog = unittest.main(module=tests, testRunner=runner, exit=False)
     with open(out_path, 'w') as f:
-        for rec in RecordingResult.records:
-            f.write('\t'.join(rec) + '\n')
+        RecordingResult.out = f
+        prog = unittest.main(module=tests, testRunner=runner, exit=False)
     return 0 if prog.result.wasSuccessful() else 1
 
 
