@@ -32,6 +32,7 @@ struct sk_buff;
 #define MRXE_PKT_RING		256	/* also the max unacked PSN window */
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
 #define MRXE_RXQ_MAX		16384	/* queued rx packets per QP and side */
+#define MRXE_RXQ_RC_REQ_MAX	(2 * MRXE_PKT_RING)	/* RC requests */
 
 struct mrxe_pkt_meta {
 	u64	send_ns;

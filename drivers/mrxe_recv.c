@@ -56,7 +56,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	const u8 *udp, *l3;
 	struct mrxe_qp *qp;
 	unsigned long flags;
-	u32 len, icrc;
+	u32 len, icrc, qmax;
 	bool ipv6;
 	int err;
 
@@ -119,8 +119,21 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		mrxe_qp_put(qp);
 		goto drop;
 	}
-	q = (pi->mask & MRXE_M_REQ) ? &qp->resp.rxq : &qp->comp.rxq;
-	if (unlikely(skb_queue_len(q) >= MRXE_RXQ_MAX)) {
+	/*
+	 * RC requests are bounded near the sender's window: a longer queue only
+	 * delays the ACK past the retransmit timeout (bufferbloat turns into
+	 * spurious go-back-N rounds).  UC/UD have no retransmission and
+	 * responses must not be lost to a burst, they get the large bound.
+	 */
+	if (pi->mask & MRXE_M_REQ) {
+		q = &qp->resp.rxq;
+		qmax = (pi->opcode & MRXE_TR_MASK) == MRXE_TR_RC ?
+		       MRXE_RXQ_RC_REQ_MAX : MRXE_RXQ_MAX;
+	} else {
+		q = &qp->comp.rxq;
+		qmax = MRXE_RXQ_MAX;
+	}
+	if (unlikely(skb_queue_len(q) >= qmax)) {
 		/* the QP's work is behind: drop, the sender recovers */
 		spin_unlock_irqrestore(&qp->req.lock, flags);
 		mrxe_qp_put(qp);
