@@ -19,11 +19,13 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 stage2=
+repo=
 msize=262144
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	labvm_init=*) stage2=${arg#labvm_init=} ;;
 	labvm_msize=*) msize=${arg#labvm_msize=} ;;
+	labvm_repo=*) repo=${arg#labvm_repo=} ;;
 	esac
 done
 
@@ -44,6 +46,13 @@ for d in tmp run var/tmp var/lib; do
 	mount -t tmpfs -o mode=1777 tmpfs /newroot/$d || fail "tmpfs on /$d failed"
 done
 chmod 0755 /newroot/run /newroot/var/lib
+# A repository under one of those tmpfs paths comes as its own read-only share,
+# mounted at the same path (vm-run.sh passes labvm_repo=PATH).
+if [ -n "$repo" ]; then
+	mkdir -p "/newroot$repo" || fail "mkdir $repo failed"
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$msize,cache=loose \
+		repo "/newroot$repo" || fail "mounting the repository share failed"
+fi
 
 [ -n "$stage2" ] && [ -x "/newroot$stage2" ] || fail "no stage-2 init '$stage2'"
 umount /dev 2>/dev/null

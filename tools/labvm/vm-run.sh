@@ -59,11 +59,21 @@ done
 [ $# -gt 0 ] || usage
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "--timeout wants seconds"
 # The guest puts tmpfs on these: the host's files there are invisible to it.
+# A repository there (a CI clone under /tmp, say) is shared on its own and
+# mounted at the same path; any other --cwd there is refused.
+repo_share=()
+repo_arg=
 for hidden in /tmp /run /var/tmp /var/lib; do
 	case "$REPO/" in
-	"$hidden"/*) die "the repository is under $hidden, which the guest cannot see (tmpfs there)" ;;
+	"$hidden"/*)
+		case "$REPO" in
+		*[[:space:]]*) die "the repository path '$REPO' contains blanks" ;;
+		esac
+		repo_share=(-virtfs "local,path=$REPO,mount_tag=repo,security_model=none,readonly=on,multidevs=remap")
+		repo_arg="labvm_repo=$REPO" ;;
 	esac
 	case "$cwd/" in
+	"$REPO"/*) ;;
 	"$hidden"/*) die "--cwd $cwd is under $hidden, which the guest cannot see" ;;
 	esac
 done
@@ -152,9 +162,10 @@ start_vm() {
 		-no-reboot \
 		-serial "file:$d/console.log" \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 oops=panic log_buf_len=4M labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $append" \
+		-append "console=ttyS0 panic=-1 oops=panic log_buf_len=4M labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $repo_arg $append" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$d,mount_tag=results,security_model=none,multidevs=remap" \
+		"${repo_share[@]}" \
 		-device virtio-rng-pci \
 		"${nic[@]}" \
 		> "$d/qemu.log" 2>&1 < /dev/null &
