@@ -26,6 +26,7 @@
 #include <linux/completion.h>
 #include <linux/workqueue.h>
 #include <linux/hrtimer.h>
+#include <linux/rbtree.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
@@ -130,6 +131,20 @@ struct mrxe_dev {
 
 	/* Workqueue running the per-QP requester/responder/completer work. */
 	struct workqueue_struct	*wq;
+
+	/*
+	 * Multicast groups (mrxe_mcast.c): MGID -> struct mrxe_mcg.
+	 * mcg_mutex serialises attach/detach/QP cleanup and the netdev's IP
+	 * group joins (lock order: mcg_mutex -> rtnl_lock -> mcg_lock).
+	 * mcg_lock (BH) protects mcg_tree and every group's QP array against
+	 * the receive path; writers hold both.  num_mcg and num_mcg_attach
+	 * are under mcg_mutex.
+	 */
+	struct mutex		mcg_mutex;
+	spinlock_t		mcg_lock;
+	struct rb_root		mcg_tree;
+	u32			num_mcg;
+	u32			num_mcg_attach;
 };
 
 static inline struct mrxe_dev *to_mdev(struct ib_device *ibdev)
@@ -453,5 +468,21 @@ int mrxe_bind_mw(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe);
 /* ---- mrxe_qp.c ---- */
 /* Move the QP to ERROR (async event, flush happens in the pipeline). */
 void mrxe_qp_error(struct mrxe_qp *qp);
+
+/* ---- mrxe_mcast.c: UD multicast (IBA 10.5.2.4, 11.3.1, A17.5.6) ---- */
+void mrxe_mcast_init(struct mrxe_dev *dev);
+void mrxe_mcast_cleanup(struct mrxe_dev *dev);	/* dealloc: frees leftovers */
+int mrxe_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int mrxe_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+/* destroy_qp, before the QP leaves qp_xa: detach it from every group. */
+void mrxe_mcast_qp_cleanup(struct mrxe_qp *qp);
+/*
+ * Receive of a validated packet (ICRC and P_Key checked) with destination
+ * QPN 0xFFFFFF: a copy to every QP attached to the group named by the
+ * destination IP address.  l3 is the IP header, len the BTH..ICRC length.
+ * Softirq context; consumes skb.
+ */
+void mrxe_mcast_rcv(struct mrxe_dev *dev, struct sk_buff *skb, const u8 *l3,
+		    bool ipv6, u32 len);
 
 #endif /* MRXE_H */

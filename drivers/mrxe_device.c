@@ -41,10 +41,10 @@ void mrxe_init_device_attr(struct mrxe_dev *dev)
 	a->max_qp_init_rd_atom = MRXE_MAX_QP_RD_ATOM;
 	a->max_res_rd_atom = MRXE_MAX_RES_RD_ATOM;
 	a->atomic_cap = IB_ATOMIC_HCA;
-	/* Multicast attach is not implemented (yet): report none. */
-	a->max_mcast_grp = 0;
-	a->max_mcast_qp_attach = 0;
-	a->max_total_mcast_qp_attach = 0;
+	/* UD multicast, mrxe_mcast.c enforces these */
+	a->max_mcast_grp = MRXE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = MRXE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = MRXE_MAX_TOT_MCAST_QP_ATTACH;
 	a->max_ah = MRXE_MAX_AH;
 	a->max_srq = MRXE_MAX_SRQ;
 	a->max_srq_wr = MRXE_MAX_SRQ_WR;

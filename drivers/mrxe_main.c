@@ -124,6 +124,7 @@ void mrxe_dealloc(struct ib_device *ibdev)
 	xa_destroy(&dev->mr_xa);
 	xa_destroy(&dev->ah_xa);
 	xa_destroy(&dev->srq_xa);
+	mrxe_mcast_cleanup(dev);
 
 	if (dev->ndev) {
 		netdev_put(dev->ndev, &dev->ndev_tracker);
@@ -172,6 +173,7 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	INIT_LIST_HEAD(&dev->list);
 	spin_lock_init(&dev->port_lock);
 	spin_lock_init(&dev->cfg_lock);
+	mrxe_mcast_init(dev);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mr_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

@@ -420,6 +420,8 @@ int mrxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mrxe_dev *dev = to_mdev(ibqp->device);
 	struct mrxe_qp *qp = to_mqp(ibqp);
 
+	/* No multicast delivery to it from here on (takes no QP refs after). */
+	mrxe_mcast_qp_cleanup(qp);
 	/* Stop new lookups, then let RCU readers and packets drain. */
 	xa_erase_irq(&dev->qp_xa, ibqp->qp_num);
 	synchronize_rcu();

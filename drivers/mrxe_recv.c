@@ -96,8 +96,11 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	/* IBA 9.6.1.1: P_Key must match the default partition (full or limited) */
 	if (unlikely((mrxe_bth_pkey(skb->data) & 0x7fff) != 0x7fff))
 		goto drop;
-	if (unlikely(pi->qpn == MRXE_QPN_MASK))
-		goto drop;	/* multicast: not supported yet */
+	if (unlikely(pi->qpn == MRXE_QPN_MASK)) {
+		/* IBA 10.5.2.4: a copy to each QP attached to the group */
+		mrxe_mcast_rcv(dev, skb, l3, ipv6, len);
+		return;
+	}
 	if (ipv6 ? (l3[1] & 0x30) == 0x30 : (l3[1] & 3) == 3)
 		mrxe_counter_inc(dev, MRXE_CNT_ECN_MARKED);
 
