@@ -91,8 +91,13 @@ static void mrxe_req_validate(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	}
 	w->len = (u32)len;
 	if (mrxe_qp_is_ud(qp) && w->len > qp->req.attr.mtu) {
-		/* IBA 9.8.3: UD messages are a single packet */
-		w->status = IB_WC_LOC_LEN_ERR;
+		/*
+		 * IBA C10-93.1.1: a UD message longer than the MTU emits no
+		 * packet and generates no error: it completes successfully.
+		 */
+		mrxe_err_dev(qp_dev(qp), "qp#%u: UD message of %u bytes over MTU %u not sent\n",
+			     qp->ibqp.qp_num, w->len, qp->req.attr.mtu);
+		w->status = IB_WC_SUCCESS;
 		goto bad;
 	}
 	return;
