@@ -82,10 +82,10 @@ static void mrxe_pipe_pace(struct mrxe_qp *qp)
 	if (++qp->req.pace < MRXE_PACE_EVERY)
 		return;
 	qp->req.pace = 0;
-	if (!local_softirq_pending())
+	if (!(local_softirq_pending() & BIT(NET_RX_SOFTIRQ)))
 		return;
 	if (!cond_resched())
-		usleep_range(20, 40);
+		usleep_range(10, 20);
 }
 
 int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
