@@ -30,6 +30,7 @@ tool: | $(BUILD)
 	@if [ -f tools/mrxectl/Makefile ]; then $(MAKE) -C tools/mrxectl; fi
 	$(MAKE) -C tools/mrxe-verify
 	$(MAKE) -C tests/transport
+	$(MAKE) -C tests/mcast
 
 unit: | $(BUILD)
 	$(MAKE) -C tests/unit

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 400
+# UD multicast across two mrxe devices in two network namespaces (issue 5):
+# mckey (rdmacm-utils) sender in B, receivers in A, IPv4 and IPv6, each
+# receiver QP must get every message; plain-verbs attach/detach with bad
+# input, IGMP/MLD membership of the netdev, fan-out to several attached QPs
+# with byte, GRH and Q_Key checks (build/mrxe-mcast-test); a process that
+# exits with attached QPs leaves the groups.
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+MCAST_TEST=$MRXE_REPO/build/mrxe-mcast-test
+TO=120
+COUNT=20
+
+setup() {
+	xfer_require datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+}
+
+need() {
+	command -v "$1" >/dev/null || skip "$1 not installed ($2)"
+}
+
+# mckey_pair GROUP BIND_A BIND_B: receiver (2 QPs joined) in A, sender in B.
+# mckey's receiver polls until each of its QPs completed COUNT receives, so
+# a lost or undelivered copy ends it in a timeout.
+mckey_pair() {
+	local group=$1 bind_a=$2 bind_b=$3 before after
+	before=$(stat_value "$DEV_A" rcvd_pkts)
+	# the receiver joins, posts its receives and sleeps 3 s before polling;
+	# the sender joins and sleeps 3 s before sending: start it 2 s later
+	xfer_pair $TO "sleep:2" \
+		mckey -m "$group" -b "$bind_a" -c 2 -C $COUNT -S 512 \
+		-- \
+		mckey -m "$group" -b "$bind_b" -s -c 1 -C $COUNT -S 512
+	after=$(stat_value "$DEV_A" rcvd_pkts)
+	echo "$DEV_A rcvd_pkts: $before -> $after"
+	grep -q "data transfers complete" "$(ls -t "$XFER_TMP"/pair.*.server | head -n1)" ||
+		fail "receiver did not complete its transfers"
+	if [ "$MRXE_LINK_TYPE" != rxe ] && [ $((after - before)) -lt $COUNT ]; then
+		hw_stats "$DEV_A"
+		fail "receiver device counted fewer than $COUNT packets"
+	fi
+}
+
+test_mckey_ipv4() {
+	need mckey rdmacm-utils
+	setup
+	mckey_pair 239.1.2.3 "$IP_A" "$IP_B"
+}
+
+test_mckey_ipv6() {
+	need mckey rdmacm-utils
+	setup
+	mckey_pair ff0e::1:2:3 "$IP6_A" "$IP6_B"
+}
+
+# Plain verbs: bad input, membership, fan-out, Q_Key, detach.
+test_verbs_attach_detach_traffic() {
+	local before after
+	[ -x "$MCAST_TEST" ] || skip "$MCAST_TEST not built (make tool)"
+	setup
+	before=$(stat_value "$DEV_A" qkey_violations)
+	# runs in A: it reads A's /proc/net/igmp, igmp6 and dev_mcast
+	run_a "$MCAST_TEST" "$DEV_B" "$GID_B" "$DEV_A" "$GID_A" "$VETH_A"
+	after=$(stat_value "$DEV_A" qkey_violations)
+	echo "$DEV_A qkey_violations: $before -> $after"
+	if [ "$MRXE_LINK_TYPE" != rxe ] && [ $((after - before)) -lt 20 ]; then
+		fail "the QP with another Q_Key: drops not counted (want >= 20)"
+	fi
+}
+
+# A process exiting with an attached QP: uverbs detaches it, the group goes.
+test_exit_attached() {
+	[ -x "$MCAST_TEST" ] || skip "$MCAST_TEST not built (make tool)"
+	setup
+	run_a "$MCAST_TEST" exit-attached "$DEV_A" "$VETH_A"
+	if run_a grep -qi 040201EF /proc/net/igmp; then
+		run_a cat /proc/net/igmp
+		fail "239.1.2.4 still joined after the process exited"
+	fi
+	if run_a grep -qi ff0e000000000000000000000000004d /proc/net/igmp6; then
+		fail "ff0e::4d still joined after the process exited"
+	fi
+	echo "groups left after the process exited"
+	[ -z "$(rdma resource show qp link "$DEV_A/1" 2>/dev/null | grep -w UD)" ] ||
+		fail "UD QP left behind"
+}
+
+mrxe_run_tests \
+	test_verbs_attach_detach_traffic \
+	test_exit_attached \
+	test_mckey_ipv4 \
+	test_mckey_ipv6
