@@ -24,6 +24,13 @@ step=0
 
 log() { echo "[vm$ROLE] $*"; }
 
+# stats TAG: the device's cumulative counters after a step (diagnostics:
+# retransmits, NAKs, drops), in $OUT/TAG.stats next to perftest's output.
+stats() {
+	[ -n "${DEV:-}" ] || return 0
+	rdma statistic show link "$DEV/1" > "$OUT/$1.stats" 2>&1 || true
+}
+
 # barrier: both guests call it in the same order; guest 1 serves, guest 2
 # connects (retrying) - returns when both reached the same step.
 barrier() {
@@ -137,6 +144,7 @@ for tr in $TRANSPORTS; do
 					kill $spid 2>/dev/null
 					wait $spid 2>/dev/null
 				fi
+				stats "$tr-$t-$loss"
 			else
 				barrier
 				res=
@@ -153,6 +161,7 @@ for tr in $TRANSPORTS; do
 				fi
 				[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
 				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$status" >> "$CSV"
+				stats "$tr-$t-$loss"
 				log "$tr $t loss $loss%: ${res%%,*} Gb/s ($status)"
 				barrier		# client done
 			fi

@@ -8,6 +8,8 @@
 #
 #   bench/run.sh [--loss "0 0.1 1"] [--size BYTES] [--duration SECS]
 #                [--transports "rxe mrxe"] [--tests "ib_write_bw ib_read_bw"]
+# MRXE_BENCH_REV names the measured revision in the ratio file (default: the
+# repository's git HEAD; set it when running from an exported tree).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_BENCH_LOSS="0 0.1 1"
@@ -57,7 +59,7 @@ fi
 out=$REPO/bench/results/$stamp.csv
 cp "$csv" "$out"
 {
-	echo "# $(date -u +%FT%TZ) kernel $(ls /boot/vmlinuz-6.1.*-amd64 | sort -V | tail -n1 | sed 's,.*vmlinuz-,,') tcg 1 vcpu/guest, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)"
+	echo "# $(date -u +%FT%TZ) kernel $(ls /boot/vmlinuz-6.1.*-amd64 | sort -V | tail -n1 | sed 's,.*vmlinuz-,,') tcg 1 vcpu/guest, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}"
 	echo "test,loss_pct,stock_rxe_gbps,mrxe_gbps,ratio_mrxe_over_stock"
 	awk -F, 'NR > 1 { key = $2 "," $3; bw[$1 "," key] = $6; if (!(key in seen)) { seen[key] = 1; order[n++] = key } }
 	END {
