@@ -171,6 +171,9 @@ int mrxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+/* IBV_WC_WITH_INV in struct mrxe_cqe.wc_flags (rdma-core verbs.h) */
+#define MRXE_CQE_WITH_INV	(1U << 3)
+
 static void mrxe_cqe_to_wc(struct mrxe_dev *dev, const struct mrxe_cqe *cqe,
 			   struct ib_wc *wc)
 {
@@ -184,7 +187,13 @@ static void mrxe_cqe_to_wc(struct mrxe_dev *dev, const struct mrxe_cqe *cqe,
 	wc->byte_len = cqe->byte_len;
 	wc->ex.imm_data = cqe->ex.imm_data;
 	wc->src_qp = cqe->src_qp;
-	wc->wc_flags = cqe->wc_flags;
+	/*
+	 * CQEs carry the uverbs flag values (the ring ABI); they equal the
+	 * kernel's except for "with invalidate" (IBV 1 << 3, IB 1 << 2).
+	 */
+	wc->wc_flags = cqe->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
+	if (cqe->wc_flags & MRXE_CQE_WITH_INV)
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
 	wc->sl = cqe->sl;
