@@ -127,6 +127,14 @@ static struct socket *mrxe_udp_sock(struct mrxe_net *mnet, bool ipv6)
 	tcfg.encap_type = 1;
 	tcfg.encap_rcv = mrxe_udp_encap_recv;
 	setup_udp_tunnel_sock(mnet->net, sock, &tcfg);
+	/*
+	 * setup_udp_tunnel_sock() turns IPv4 multicast loopback off.  This
+	 * socket is also the sender of our packets: a UD send to a multicast
+	 * group must reach the QPs of this host attached to it too (IBA
+	 * 10.5.2.4, as rxe), which needs ip_mc_output()'s local loopback.
+	 */
+	if (!ipv6)
+		inet_sk(sock->sk)->mc_loop = 1;
 	return sock;
 }
 

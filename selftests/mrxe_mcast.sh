@@ -5,7 +5,8 @@
 # mckey (rdmacm-utils) sender in B, receivers in A, IPv4 (IPv6: rdma_cm of
 # 6.1 refuses it, skipped), each receiver QP must get every message; plain-verbs attach/detach with bad
 # input, IGMP/MLD membership of the netdev, fan-out to several attached QPs
-# with byte, GRH and Q_Key checks (build/mrxe-mcast-test); a process that
+# with byte, GRH and Q_Key checks (build/mrxe-mcast-test), also with sender
+# and receivers on one device (IP multicast loopback); a process that
 # exits with attached QPs leaves the groups.
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
@@ -85,6 +86,14 @@ test_verbs_attach_detach_traffic() {
 	fi
 }
 
+# Sender and receivers on one device: the multicast copy for the local
+# members comes back through IP multicast loopback (ip_mc_output).
+test_verbs_same_device_loopback() {
+	[ -x "$MCAST_TEST" ] || skip "$MCAST_TEST not built (make tool)"
+	setup
+	run_a "$MCAST_TEST" "$DEV_A" "$GID_A" "$DEV_A" "$GID_A" "$VETH_A"
+}
+
 # A process exiting with an attached QP: uverbs detaches it, the group goes.
 test_exit_attached() {
 	[ -x "$MCAST_TEST" ] || skip "$MCAST_TEST not built (make tool)"
@@ -104,6 +113,7 @@ test_exit_attached() {
 
 mrxe_run_tests \
 	test_verbs_attach_detach_traffic \
+	test_verbs_same_device_loopback \
 	test_exit_attached \
 	test_mckey_ipv4 \
 	test_mckey_ipv6
