@@ -160,6 +160,12 @@ for tr in $TRANSPORTS; do
 					status="transport unavailable"
 				fi
 				[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
+				# perftest -D prints 0 when nothing completed in the
+				# measuring window (a stall): not "ok"
+				if [ "$status" = ok ] &&
+				   awk -v b="${res%%,*}" 'BEGIN { exit !(b + 0 == 0) }'; then
+					status="stalled (0 Gb/s)"
+				fi
 				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$status" >> "$CSV"
 				stats "$tr-$t-$loss"
 				log "$tr $t loss $loss%: ${res%%,*} Gb/s ($status)"
