@@ -60,10 +60,15 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 		req->cur = req->head;
 }
 
-/* Nothing sent is waiting for an answer. */
+/*
+ * Nothing sent is waiting for an answer: everything below the highest PSN
+ * ever sent is acknowledged.  req.psn is not that point after a rewind (it
+ * is the resend position), and the retransmit timer must keep running for
+ * rewound messages not resent yet (IBA 9.7.6.1.3).
+ */
 static bool mrxe_comp_idle(struct mrxe_qp *qp)
 {
-	return mrxe_psn_diff(qp->req.psn, qp->comp.psn) <= 0;
+	return mrxe_psn_diff(qp->req.resend_until, qp->comp.psn) <= 0;
 }
 
 static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
@@ -99,6 +104,9 @@ static void mrxe_comp_gap(struct mrxe_qp *qp, struct mrxe_swqe *w)
 	if (qp->comp.gap)
 		return;
 	qp->comp.gap = true;
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: gap comp %#x req %#x until %#x rxq %u\n",
+		     qp->ibqp.qp_num, qp->comp.psn, qp->req.psn,
+		     qp->req.resend_until, skb_queue_len(&qp->comp.rxq));
 	mrxe_comp_retry(qp, w);
 }
 
@@ -329,6 +337,10 @@ static void mrxe_comp_timeout(struct mrxe_qp *qp)
 	if (!w->psn_valid || w->state == MRXE_SWQE_DONE)
 		return;
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: rto comp %#x req %#x until %#x rxq %u retry %u\n",
+		     qp->ibqp.qp_num, qp->comp.psn, qp->req.psn,
+		     qp->req.resend_until, skb_queue_len(&qp->comp.rxq),
+		     qp->comp.retry_left);
 	qp->comp.gap = true;
 	mrxe_comp_retry(qp, w);
 }

@@ -326,6 +326,20 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	int err;
 
 	if (!w->psn_valid) {
+		/*
+		 * A new message takes the first PSN never sent (IBA 9.7.1).
+		 * After a go-back-N rewind, responses still in flight may
+		 * complete the rewound messages before they are resent, and
+		 * req.psn is then left at a PSN the responder has executed:
+		 * it would take a new request for a duplicate and replay the
+		 * old one's READ data or ACK (IBA 9.7.5.2.2).
+		 */
+		if (rc && mrxe_psn_before(req->psn, req->resend_until)) {
+			mrxe_dbg_dev(dev, "qp %u: new wqe %u: psn %#x -> %#x (comp %#x)\n",
+				     qp->ibqp.qp_num, idx, req->psn,
+				     req->resend_until, qp->comp.psn);
+			req->psn = req->resend_until;
+		}
 		w->first_psn = req->psn;
 		if ((w->mask & (MRXE_M_SEND | MRXE_M_WRITE | MRXE_M_READ)) &&
 		    w->len > mtu)

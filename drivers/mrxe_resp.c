@@ -492,6 +492,9 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_mr *mr = NULL;
 
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: dup psn %#x mask %#x resp %#x rd %d rd_psn %#x rxq %u\n",
+		     qp->ibqp.qp_num, pi->psn, pi->mask, resp->psn,
+		     resp->rd_active, resp->rd_psn, skb_queue_len(&resp->rxq));
 	if (pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) {
 		/* re-ACK everything received so far */
 		resp->ack_pending = true;
