@@ -29,6 +29,8 @@ log() { echo "[vm$ROLE] $*"; }
 stats() {
 	[ -n "${DEV:-}" ] || return 0
 	rdma statistic show link "$DEV/1" > "$OUT/$1.stats" 2>&1 || true
+	tc -s qdisc show dev eth0 >> "$OUT/$1.stats" 2>&1 || true
+	[ -z "${MRXE_BENCH_INSMOD_ARGS:-}" ] || dmesg > "$OUT/$1.$step.dmesg" 2>&1 || true
 }
 
 # barrier: both guests call it in the same order; guest 1 serves, guest 2
@@ -80,7 +82,7 @@ transport_up() {
 		[ -f "$REPO/build/rdma_mrxe.ko" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] ||
 			{ log "mrxe not built"; return 1; }
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do modprobe $m; done
-		insmod "$REPO/build/rdma_mrxe.ko" || return 1
+		insmod "$REPO/build/rdma_mrxe.ko" ${MRXE_BENCH_INSMOD_ARGS:-} || return 1
 		rdma link add mrxe0 type mrxe netdev eth0 || return 1
 		DEV=mrxe0
 		export RDMAV_DRIVERS=$REPO/build/libmrxe ;;
