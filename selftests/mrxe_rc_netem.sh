@@ -25,23 +25,6 @@ MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
 PORT=17111
-VERIFY_TIMEOUT=${MRXE_VERIFY_TIMEOUT:-300}
-
-# verify_run MRXE-VERIFY-OPTIONS...: one server/client run across A/B.
-verify_run() {
-	local sizes=()
-	[ -n "${MRXE_VERIFY_SIZES:-}" ] && sizes=(--sizes "$MRXE_VERIFY_SIZES")
-	PORT=$((PORT + 1))
-	# shellcheck disable=SC2086
-	xfer_pair 1800 "tcp:$PORT" \
-		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
-			--dev "$DEV_A" --gid-index "$GID_A" \
-		-- \
-		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
-			--dev "$DEV_B" --gid-index "$GID_B" \
-			--timeout "$VERIFY_TIMEOUT" "${sizes[@]}" "$@" \
-			${MRXE_VERIFY_ARGS:-}
-}
 
 # under_netem BIG_OPS SPEC...: RC at MTU 1024 with netem SPEC on both
 # directions; all ops up to 8 MiB, then 64 MiB for BIG_OPS (comma list).

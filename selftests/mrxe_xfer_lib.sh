@@ -279,3 +279,21 @@ stat_value() {
 	rdma statistic show link "$1/1" 2>/dev/null |
 		tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
 }
+
+# verify_run MRXE-VERIFY-OPTIONS...: one mrxe-verify server (A) / client (B)
+# run on TCP port PORT+1 (PORT advances; the caller sets its base).  Honours
+# MRXE_VERIFY_SIZES, MRXE_VERIFY_TIMEOUT and MRXE_VERIFY_ARGS.
+verify_run() {
+	local sizes=()
+	[ -n "${MRXE_VERIFY_SIZES:-}" ] && sizes=(--sizes "$MRXE_VERIFY_SIZES")
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	xfer_pair 1800 "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$DEV_A" --gid-index "$GID_A" \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$DEV_B" --gid-index "$GID_B" \
+			--timeout "${MRXE_VERIFY_TIMEOUT:-300}" "${sizes[@]}" "$@" \
+			${MRXE_VERIFY_ARGS:-}
+}
