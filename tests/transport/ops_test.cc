@@ -11,24 +11,8 @@ constexpr int kFullRemote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 constexpr uint32_t kBogusRkey = 0xdeadbeef;
 
-class Ops : public Pair {
+class Ops : public RcSrcPair {
 protected:
-	GuardedBuf src{kLen, 11};
-	MrPtr src_mr;
-
-	void connect(const ConnOpts &a = {}, const ConnOpts &b = {})
-	{
-		ASSERT_NO_FATAL_FAILURE(connect_pair(IBV_QPT_RC, a, b));
-		src_mr = src.reg(pd[0], IBV_ACCESS_LOCAL_WRITE);
-		ASSERT_TRUE(src_mr);
-	}
-	void TearDown() override
-	{
-		src_mr.reset();
-		Pair::TearDown();
-	}
-	ibv_sge s(size_t off, size_t len) { return sge_of(src, src_mr.get(), off, len); }
-
 	// Posts on QP i, waits for its completion and checks id and status.
 	void expect_done(int i, uint64_t id, ibv_wc_status st, ibv_wc *out = nullptr)
 	{

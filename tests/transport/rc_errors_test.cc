@@ -26,25 +26,8 @@ constexpr size_t kLen = 8192;
 constexpr int kFullRemote = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-class RcErr : public Pair {
+class RcErr : public RcSrcPair {
 protected:
-	// Requester-side buffer (A, pd[0]) used as WRITE source / READ sink.
-	GuardedBuf src{kLen, 11};
-	MrPtr src_mr;
-
-	void connect(const ConnOpts &a = {}, const ConnOpts &b = {})
-	{
-		ASSERT_NO_FATAL_FAILURE(connect_pair(IBV_QPT_RC, a, b));
-		src_mr = src.reg(pd[0], IBV_ACCESS_LOCAL_WRITE);
-		ASSERT_TRUE(src_mr);
-	}
-
-	void TearDown() override
-	{
-		src_mr.reset();
-		Pair::TearDown();
-	}
-
 	// One signaled WR on A; returns its completion (fails the test if none).
 	ibv_wc run(ibv_wr_opcode op, ibv_sge s, uint64_t raddr, uint32_t rkey, int nsge = 1)
 	{

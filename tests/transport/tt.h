@@ -175,6 +175,29 @@ inline ibv_sge sge_of(const GuardedBuf &b, const ibv_mr *mr, size_t off, size_t 
 	return ibv_sge{ .addr = b.addr() + off, .length = uint32_t(len), .lkey = mr->lkey };
 }
 
+// An RC pair with a registered requester-side buffer on A (pd[0]): the WRITE
+// source / READ sink that the operation and error suites share.
+class RcSrcPair : public Pair {
+protected:
+	static constexpr size_t kSrcLen = 8192;
+
+	GuardedBuf src{kSrcLen, 11};
+	MrPtr src_mr;
+
+	void connect(const ConnOpts &a = {}, const ConnOpts &b = {})
+	{
+		ASSERT_NO_FATAL_FAILURE(connect_pair(IBV_QPT_RC, a, b));
+		src_mr = src.reg(pd[0], IBV_ACCESS_LOCAL_WRITE);
+		ASSERT_TRUE(src_mr);
+	}
+	void TearDown() override
+	{
+		src_mr.reset();
+		Pair::TearDown();
+	}
+	ibv_sge s(size_t off, size_t len) { return sge_of(src, src_mr.get(), off, len); }
+};
+
 // gtest helpers: the status/state by name in failure messages.
 #define EXPECT_WC(wc, st)                                                    \
 	EXPECT_EQ((wc).status, (st)) << "got " << ::tt::status_name((wc).status) \
