@@ -54,7 +54,7 @@
 
 struct mrxe_net;	/* per-netns socket state, mrxe_net.c */
 
-/* Device counters exported through rdma hw_stats (mrxe_hw_counters.c). */
+/* Device counters exported through rdma hw_stats (mrxe_device.c). */
 enum mrxe_counter {
 	MRXE_CNT_SENT_PKTS,
 	MRXE_CNT_RCVD_PKTS,
@@ -80,7 +80,7 @@ enum mrxe_counter {
 	MRXE_NUM_COUNTERS,
 };
 
-/* Device-wide MetaRoCE defaults, changed through netlink (mrxe_nl.c). */
+/* Device-wide MetaRoCE defaults (netlink configuration: issue 9). */
 struct mrxe_dev_cfg {
 	u32	transport_mode;		/* enum mrxe_transport_mode */
 	u32	num_paths;		/* 1..MRXE_MAX_PATHS */
@@ -202,6 +202,8 @@ enum mrxe_mr_state {
 	MRXE_MR_VALID,
 };
 
+#define MRXE_MR_DEREG		INT_MIN	/* mrxe_mr.num_mw: deregistering */
+
 struct mrxe_mr {
 	struct ib_mr		ibmr;
 	refcount_t		ref;		/* packet-path users + 1 */
@@ -217,6 +219,7 @@ struct mrxe_mr {
 	u64			*fr_pages;	/* fast-reg page list (dma addrs) */
 	u32			fr_max, fr_n;
 	u32			page_shift;
+	/* bound MWs; MRXE_MR_DEREG once deregistration has begun */
 	atomic_t		num_mw;
 	u32			page_offset;	/* of iova in pages[0] / fr_pages[0] */
 	struct mrxe_pd		*pd;
@@ -235,7 +238,7 @@ struct mrxe_mw {
 	spinlock_t		lock;		/* state, mr, qp, addr, length, access */
 	enum mrxe_mr_state	state;
 	struct mrxe_mr		*mr;		/* bound MR (ref held) */
-	struct mrxe_qp		*qp;		/* type 2: bound QP */
+	u32			qpn;		/* type 2: bound QP, else 0 */
 	int			access;
 	u64			addr;
 	u64			length;
@@ -299,7 +302,9 @@ struct mrxe_qp {
 
 	/*
 	 * state_lock protects attr, state and av: written by modify_qp and by
-	 * the pipeline moving the QP to ERROR, read by everyone.
+	 * the pipeline moving the QP to ERROR, read by everyone, including
+	 * kernel ULPs posting from hard-IRQ context: always taken with
+	 * spin_lock_irqsave().
 	 */
 	spinlock_t		state_lock;
 	enum ib_qp_state	state;
@@ -311,6 +316,7 @@ struct mrxe_qp {
 	u32			transport_mode;
 	u32			num_paths;
 
+	struct mrxe_pipe_state	pipe;
 	struct mrxe_req_state	req;
 	struct mrxe_resp_state	resp;
 	struct mrxe_comp_state	comp;
@@ -396,8 +402,6 @@ struct mrxe_ah *mrxe_ah_get(struct mrxe_dev *dev, u32 ah_num);
 void mrxe_ah_put(struct mrxe_ah *ah);
 struct mrxe_mw *mrxe_mw_get(struct mrxe_dev *dev, u32 rkey);
 void mrxe_mw_put(struct mrxe_mw *mw);
-struct mrxe_srq *mrxe_srq_get(struct mrxe_dev *dev, u32 srq_num);
-void mrxe_srq_put(struct mrxe_srq *srq);
 
 
 /* ---- mrxe_queue.c: rings ---- */
@@ -407,7 +411,6 @@ void mrxe_srq_put(struct mrxe_srq *srq);
  * index with acquire semantics and treats an inconsistent one as empty
  * (and counts it).  Callers copy the WQE out before validating it.
  */
-void *mrxe_queue_head(struct mrxe_queue *q);
 void mrxe_queue_advance(struct mrxe_queue *q);		/* consumer++ */
 u32 mrxe_queue_count(struct mrxe_queue *q);
 static inline u32 mrxe_queue_elem_size(const struct mrxe_queue *q)
@@ -429,7 +432,6 @@ int mrxe_cq_post(struct mrxe_cq *cq, const struct mrxe_cqe *cqe, bool solicited)
  * Call after consuming SRQ WQEs: raises IB_EVENT_SRQ_LIMIT_REACHED once
  * (and disarms the limit) when fewer than srq->limit WQEs remain.
  */
-void mrxe_srq_check_limit(struct mrxe_srq *srq);
 
 /* ---- mrxe_mr.c: memory access for the data path ---- */
 enum mrxe_copy_dir {

@@ -4,7 +4,7 @@
  * consumes ACK/NAK, READ response and ATOMIC ACK packets, places READ data
  * and atomic results, drives retransmission through the QP's loss-recovery
  * ops and posts send completions in verbs order.  Runs in the per-QP work
- * item with req.mutex held.
+ * item with pipe.mutex held.
  */
 #include "mrxe_dp.h"
 
@@ -31,14 +31,23 @@ static u32 mrxe_wc_opcode(u32 wr_opcode)
 	}
 }
 
-/* Complete the WQE at req.head and hand its SQ slot back. */
+/*
+ * Complete the WQE at req.head and hand its SQ slot back.  The slot is
+ * released before the CQE is published: an application that polls this
+ * completion and posts at once (every windowed sender does) must find the
+ * slot free.  mrxe_queue_advance() is a release store of the SQ consumer
+ * index and mrxe_cq_post() a release store of the CQ producer index, so a
+ * poller that sees the CQE (acquire) also sees the free slot.  The WQE was
+ * copied out of the ring at fetch time: w stays valid after the release.
+ */
 void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 {
 	struct mrxe_req_state *req = &qp->req;
+	bool signal = w->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		      (w->wr.send_flags & MRXE_SEND_SIGNALED);
 	struct mrxe_cqe cqe;
 
-	if (w->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (w->wr.send_flags & MRXE_SEND_SIGNALED)) {
+	if (signal) {
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = w->wr.wr_id;
 		cqe.status = w->status;
@@ -46,9 +55,6 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 		cqe.byte_len = w->len;
 		cqe.qp_num = qp->ibqp.qp_num;
 		cqe.port_num = 1;
-		if (w->status != IB_WC_SUCCESS)
-			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_COMPLETER_ERR);
-		mrxe_cq_post(qp->scq, &cqe, false);
 	}
 	if (w->rd_counted) {
 		w->rd_counted = false;
@@ -58,6 +64,11 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 	req->head++;
 	if ((s32)(req->cur - req->head) < 0)
 		req->cur = req->head;
+	if (signal) {
+		if (cqe.status != IB_WC_SUCCESS)
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_COMPLETER_ERR);
+		mrxe_cq_post(qp->scq, &cqe, false);
+	}
 }
 
 /*
@@ -68,15 +79,15 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
  */
 static bool mrxe_comp_idle(struct mrxe_qp *qp)
 {
-	return mrxe_psn_diff(qp->req.resend_until, qp->comp.psn) <= 0;
+	return mrxe_psn_diff(qp->req.next_new_psn, qp->comp.psn) <= 0;
 }
 
 static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
 {
 	qp->comp.psn = next_psn;
 	qp->comp.gap = false;
-	qp->comp.retry_left = qp->req.attr.retry_cnt;
-	qp->comp.rnr_left = qp->req.attr.rnr_retry;
+	qp->comp.retry_left = qp->pipe.attr.retry_cnt;
+	qp->comp.rnr_left = qp->pipe.attr.rnr_retry;
 	if (mrxe_comp_idle(qp))
 		mrxe_rto_stop(qp);
 	else
@@ -106,7 +117,7 @@ static void mrxe_comp_gap(struct mrxe_qp *qp, struct mrxe_swqe *w)
 	qp->comp.gap = true;
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: gap comp %#x req %#x until %#x rxq %u\n",
 		     qp->ibqp.qp_num, qp->comp.psn, qp->req.psn,
-		     qp->req.resend_until, skb_queue_len(&qp->comp.rxq));
+		     qp->req.next_new_psn, skb_queue_len(&qp->comp.rxq));
 	mrxe_comp_retry(qp, w);
 }
 
@@ -125,7 +136,7 @@ static void mrxe_comp_rnr(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn,
 			  u8 timer)
 {
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_RCVD);
-	if (qp->req.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
+	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
 		if (!qp->comp.rnr_left) {
 			mrxe_comp_fail(qp, w, IB_WC_RNR_RETRY_EXC_ERR);
 			return;
@@ -138,6 +149,8 @@ static void mrxe_comp_rnr(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn,
 	mrxe_rto_stop(qp);
 	qp->req.rnr_wait = true;
 	atomic_set(&qp->req.rnr_fired, 0);
+	if (qp->pipe.dying)
+		return;
 	hrtimer_start(&qp->req.rnr_timer,
 		      ns_to_ktime((u64)mrxe_rnr_timer_us(timer) * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL);
@@ -147,7 +160,7 @@ static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
 				struct sk_buff *skb)
 {
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
-	u32 mtu = qp->req.attr.mtu, off;
+	u32 mtu = qp->pipe.attr.mtu, off;
 	bool first = pi->mask & MRXE_M_FIRST, last = pi->mask & MRXE_M_LAST;
 	int err;
 
@@ -339,7 +352,7 @@ static void mrxe_comp_timeout(struct mrxe_qp *qp)
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: rto comp %#x req %#x until %#x rxq %u retry %u\n",
 		     qp->ibqp.qp_num, qp->comp.psn, qp->req.psn,
-		     qp->req.resend_until, skb_queue_len(&qp->comp.rxq),
+		     qp->req.next_new_psn, skb_queue_len(&qp->comp.rxq),
 		     qp->comp.retry_left);
 	qp->comp.gap = true;
 	mrxe_comp_retry(qp, w);
@@ -354,16 +367,16 @@ bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
 
 	if (!req->wqes)
 		return false;
-	if (req->state == IB_QPS_RTS || req->state == IB_QPS_SQD ||
-	    req->state == IB_QPS_SQE) {
-		while (*budget > 0 && !req->want_error &&
+	if (qp->pipe.state == IB_QPS_RTS || qp->pipe.state == IB_QPS_SQD ||
+	    qp->pipe.state == IB_QPS_SQE) {
+		while (*budget > 0 && !qp->pipe.want_error &&
 		       (skb = skb_dequeue(&qp->comp.rxq))) {
 			mrxe_comp_packet(qp, skb);
 			kfree_skb(skb);
 			(*budget)--;
 			progress = true;
 		}
-		if (atomic_xchg(&qp->comp.timer_fired, 0) && !req->want_error)
+		if (atomic_xchg(&qp->comp.timer_fired, 0) && !qp->pipe.want_error)
 			mrxe_comp_timeout(qp);
 	} else {
 		skb_queue_purge(&qp->comp.rxq);

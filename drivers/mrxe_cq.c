@@ -6,6 +6,7 @@
  */
 #include "mrxe.h"
 #include "mrxe_verbs.h"
+#include "mrxe_dp.h"
 
 static void mrxe_cq_comp_work(struct work_struct *work)
 {
@@ -171,8 +172,6 @@ int mrxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
-/* IBV_WC_WITH_INV in struct mrxe_cqe.wc_flags (rdma-core verbs.h) */
-#define MRXE_CQE_WITH_INV	(1U << 3)
 
 static void mrxe_cqe_to_wc(struct mrxe_dev *dev, const struct mrxe_cqe *cqe,
 			   struct ib_wc *wc)
@@ -192,7 +191,7 @@ static void mrxe_cqe_to_wc(struct mrxe_dev *dev, const struct mrxe_cqe *cqe,
 	 * kernel's except for "with invalidate" (IBV 1 << 3, IB 1 << 2).
 	 */
 	wc->wc_flags = cqe->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM);
-	if (cqe->wc_flags & MRXE_CQE_WITH_INV)
+	if (cqe->wc_flags & MRXE_WC_WITH_INV)
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
@@ -240,13 +239,51 @@ int mrxe_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
+/*
+ * Send completions this CQ is already committed to: signaled WQEs posted to
+ * the SQs that complete here and not completed yet.  The pipeline produces
+ * them after post_send returned, so the ring alone undercounts, and a resize
+ * below what is committed would end in a CQ overrun (IBA 11.4.2.1).  An
+ * upper bound: a failing unsignaled WQE also completes, rarely.  A QP found
+ * in qp_xa under rcu_read_lock() cannot be freed (destroy_qp erases it and
+ * waits for an RCU grace period before freeing its queues).
+ */
+static u32 mrxe_cq_committed_sends(struct mrxe_dev *dev, struct mrxe_cq *cq)
+{
+	const struct mrxe_send_wqe *wqe;
+	struct mrxe_queue *q;
+	struct mrxe_qp *qp;
+	unsigned long idx;
+	u32 n = 0, prod, cons, i;
+
+	rcu_read_lock();
+	xa_for_each(&dev->qp_xa, idx, qp) {
+		q = qp->sq;
+		if (qp->scq != cq || !q)
+			continue;
+		/* acquire: pairs with the releases of both indices */
+		prod = smp_load_acquire(&q->buf->producer_index);
+		cons = smp_load_acquire(&q->buf->consumer_index);
+		if (!mrxe_ring_valid(prod, cons, q->index_mask))
+			continue;
+		for (i = cons; i != prod; i++) {
+			wqe = mrxe_ring_slot_ptr(q, i);
+			if (qp->sq_sig_all ||
+			    (READ_ONCE(wqe->send_flags) & MRXE_SEND_SIGNALED))
+				n++;
+		}
+	}
+	rcu_read_unlock();
+	return n;
+}
+
 int mrxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct mrxe_dev *dev = to_mdev(ibcq->device);
 	struct mrxe_cq *cq = to_mcq(ibcq);
 	struct mrxe_resize_cq_resp resp = {};
 	struct mrxe_queue *nq, *oq;
-	u32 nslots, cons, prod, i;
+	u32 nslots, cons, prod, i, committed;
 	int err;
 
 	err = mrxe_cq_check_depth(cqe);
@@ -258,6 +295,7 @@ int mrxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 	nslots = roundup_pow_of_two(cqe);
+	committed = mrxe_cq_committed_sends(dev, cq);
 
 	nq = mrxe_queue_alloc(dev, nslots, MRXE_CQE_SIZE,
 			      mrxe_udata_ucontext(udata));
@@ -270,7 +308,7 @@ int mrxe_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	cons = smp_load_acquire(&oq->buf->consumer_index);
 	prod = oq->prod;
 	if (!mrxe_ring_valid(prod, cons, oq->index_mask) ||
-	    mrxe_ring_count(prod, cons) > nslots) {
+	    (u64)mrxe_ring_count(prod, cons) + committed > nslots) {
 		spin_unlock_irq(&cq->cq_lock);
 		mrxe_queue_free(nq);
 		return -EINVAL;

@@ -2,7 +2,7 @@
 /*
  * Data-path internals shared by mrxe_task.c, mrxe_req.c, mrxe_resp.c,
  * mrxe_comp.c and mrxe_recv.c.  Not part of the contract with the object
- * code: everything here runs in the per-QP work item with req.mutex held,
+ * code: everything here runs in the per-QP work item with pipe.mutex held,
  * unless marked otherwise.
  */
 #ifndef MRXE_DP_H
@@ -107,6 +107,8 @@ static inline u8 *mrxe_pkt_payload(struct sk_buff *skb)
 
 /* mrxe_task.c */
 void mrxe_pipe_sched(struct mrxe_qp *qp);	/* any context */
+bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
+		       struct sk_buff *skb);	/* softirq receive */
 void mrxe_pipe_set_error(struct mrxe_qp *qp);
 u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn);
 u8 mrxe_pipe_ecn(struct mrxe_qp *qp);

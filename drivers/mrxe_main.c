@@ -375,6 +375,19 @@ static void __exit mrxe_module_exit(void)
 late_initcall(mrxe_module_init);
 module_exit(mrxe_module_exit);
 
+/* The ABI of rdma/mrxe-abi.h, as tests/unit/abi_test.cc checks it in C++. */
+static_assert(sizeof(struct mrxe_ring_hdr) == MRXE_RING_HDR_SIZE);
+static_assert(offsetof(struct mrxe_ring_hdr, producer_index) == 64);
+static_assert(offsetof(struct mrxe_ring_hdr, consumer_index) == 128);
+static_assert(sizeof(struct mrxe_send_wqe) == MRXE_SEND_WQE_HDR_SIZE);
+static_assert(sizeof(struct mrxe_recv_wqe) == MRXE_RECV_WQE_HDR_SIZE);
+static_assert(sizeof(struct mrxe_cqe) == MRXE_CQE_SIZE);
+static_assert(sizeof(struct mrxe_sge) == 16);
+static_assert(offsetof(struct mrxe_send_wqe, wr) == 32);
+static_assert(sizeof(struct mrxe_create_qp_cmd) % 8 == 0);
+static_assert(sizeof(struct mrxe_create_qp_resp) % 8 == 0);
+static_assert(sizeof(struct mrxe_alloc_context_resp) % 8 == 0);
+
 MODULE_AUTHOR("mrxe authors");
 MODULE_DESCRIPTION("mrxe: soft-RoCE with per-netns sockets and MetaRoCE");
 MODULE_LICENSE("Dual BSD/GPL");

@@ -318,19 +318,11 @@ void mrxe_mcast_cleanup(struct mrxe_dev *dev)
 static void mrxe_mcast_queue(struct mrxe_dev *dev, struct mrxe_qp *qp,
 			     struct sk_buff *skb)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->req.lock, flags);
-	if (unlikely(qp->req.dying ||
-		     skb_queue_len(&qp->resp.rxq) >= MRXE_RXQ_MAX)) {
-		spin_unlock_irqrestore(&qp->req.lock, flags);
+	if (unlikely(!mrxe_pipe_enqueue(qp, &qp->resp.rxq, MRXE_RXQ_MAX,
+					skb))) {
 		mrxe_counter_inc(dev, MRXE_CNT_RCV_DROPPED);
 		kfree_skb(skb);
-		return;
 	}
-	skb_queue_tail(&qp->resp.rxq, skb);
-	queue_work(dev->wq, &qp->req.work);
-	spin_unlock_irqrestore(&qp->req.lock, flags);
 }
 
 void mrxe_mcast_rcv(struct mrxe_dev *dev, struct sk_buff *skb, const u8 *l3,

@@ -261,8 +261,14 @@ int mrxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mrxe_dev *dev = to_mdev(ibmr->device);
 	struct mrxe_mr *mr = to_mmr(ibmr);
 
-	/* IBA 10.6.7.2.6: an MR with bound MWs cannot be deregistered. */
-	if (atomic_read(&mr->num_mw))
+	/*
+	 * IBA 10.6.7.2.6: an MR with bound MWs cannot be deregistered.  The
+	 * check and the start of deregistration are one step: num_mw goes
+	 * from 0 to MRXE_MR_DEREG (negative), and a bind only takes the MR
+	 * with atomic_inc_unless_negative(), so no bind can slip in between
+	 * (and leave its reference for the wait below to wait on forever).
+	 */
+	if (atomic_cmpxchg(&mr->num_mw, 0, MRXE_MR_DEREG) != 0)
 		return -EBUSY;
 
 	mrxe_key_free(dev, mr->ibmr.lkey);
@@ -494,7 +500,8 @@ int mrxe_rkey_resolve(struct mrxe_qp *qp, u32 rkey, u64 va, u32 len,
 		spin_lock_bh(&mw->lock);
 		if (mw->state != MRXE_MR_VALID || !mw->mr) {
 			err = -EINVAL;
-		} else if (mw->ibmw.type == IB_MW_TYPE_2 ? mw->qp != qp :
+		} else if (mw->ibmw.type == IB_MW_TYPE_2 ?
+			   mw->qpn != qp->ibqp.qp_num :
 			   to_mpd(mw->ibmw.pd) != qp->pd) {
 			err = -EACCES;
 		} else if (access & ~mw->access) {
@@ -554,7 +561,7 @@ int mrxe_invalidate_key(struct mrxe_qp *qp, u32 key)
 		} else {
 			unbound = mw->mr;
 			mw->mr = NULL;
-			mw->qp = NULL;
+			mw->qpn = 0;
 			mw->state = MRXE_MR_FREE;
 		}
 		spin_unlock_bh(&mw->lock);
@@ -678,26 +685,36 @@ int mrxe_bind_mw(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe)
 			err = -EINVAL;
 			goto out_mr;
 		}
+		/* fails once mrxe_dereg_mr() has started */
+		if (!atomic_inc_unless_negative(&mr->num_mw)) {
+			err = -EINVAL;
+			goto out_mr;
+		}
 	}
 
 	spin_lock_bh(&mw->lock);
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->state == MRXE_MR_VALID) {
 		/* type 2 must be invalidated before it is bound again */
 		spin_unlock_bh(&mw->lock);
+		if (mr)
+			atomic_dec(&mr->num_mw);
 		err = -EINVAL;
 		goto out_mr;
 	}
 	old = mw->mr;
 	mw->mr = mr;		/* takes over our reference */
-	mw->qp = mw->ibmw.type == IB_MW_TYPE_2 ? qp : NULL;
+	/*
+	 * A type 2 window is bound to the QP by number, not by pointer: the
+	 * QP may be destroyed while the window stays bound, and QPNs are
+	 * allocated cyclically, so a stale number matches no live QP.
+	 */
+	mw->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? qp->ibqp.qp_num : 0;
 	mw->addr = addr;
 	mw->length = len;
 	mw->access = access;
 	mw->state = mr ? MRXE_MR_VALID : MRXE_MR_FREE;
 	WRITE_ONCE(mw->ibmw.rkey, new_rkey);
 	spin_unlock_bh(&mw->lock);
-	if (mr)
-		atomic_inc(&mr->num_mw);
 	mr = NULL;
 	if (old) {
 		atomic_dec(&old->num_mw);

@@ -52,7 +52,7 @@ int mrxe_dealloc_mw(struct ib_mw *ibmw)
 	spin_lock_bh(&mw->lock);
 	mr = mw->mr;
 	mw->mr = NULL;
-	mw->qp = NULL;
+	mw->qpn = 0;
 	mw->state = MRXE_MR_INVALID;
 	spin_unlock_bh(&mw->lock);
 	if (mr) {

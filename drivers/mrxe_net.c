@@ -346,7 +346,8 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		skb_push(skb, sizeof(*ip6h));
 		skb_reset_network_header(skb);
 		ip6h = ipv6_hdr(skb);
-		ip6_flow_hdr(ip6h, tos, htonl(av->grh.flow_label));
+		ip6_flow_hdr(ip6h, tos,
+			     htonl(av->grh.flow_label & MRXE_FLOW_LABEL_MASK));
 		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 		ip6h->nexthdr = IPPROTO_UDP;
 		ip6h->hop_limit = av->grh.hop_limit ?:
@@ -422,6 +423,12 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 	av->network_type = type;
 	av->grh = *grh;
 	av->grh.sgid_attr = NULL;	/* not held beyond this call */
+	/*
+	 * The flow label is 20 bits (RFC 8200, IBA A17.4.5.1); callers may
+	 * pass more (UCX sets ~0): the rest would land in the IPv6 version
+	 * and traffic class bits and the peer would drop every packet.
+	 */
+	av->grh.flow_label &= MRXE_FLOW_LABEL_MASK;
 	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
 
 	rdma_gid2ip(&s._s, &sgid_attr->gid);

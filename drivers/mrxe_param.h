@@ -33,6 +33,9 @@
 #define MRXE_PAGE_SIZE_CAP		0xfffff000
 #define MRXE_GID_TABLE_LEN		1024
 #define MRXE_MAX_MSG_SZ			0x80000000	/* 2 GiB, IBA 9.4 */
+/* RC packets (PSNs) per message: half of the 2^23 outstanding, IBA 9.7.1 */
+#define MRXE_MAX_MSG_PKTS		(1U << 22)
 #define MRXE_DEFAULT_MTU		IB_MTU_1024
+#define MRXE_FLOW_LABEL_MASK		0xfffff	/* IPv6 flow label: 20 bits */
 
 #endif /* MRXE_PARAM_H */

@@ -4,10 +4,10 @@
  * (mrxe_qp.c, mrxe_verbs.c) uses to drive it.  Owned by the data-path files
  * (mrxe_task.c, mrxe_req.c, mrxe_resp.c, mrxe_comp.c, mrxe_recv.c).
  *
- * Execution model: every QP has ONE work item (req.work) on dev->wq that
+ * Execution model: every QP has ONE work item (pipe.work) on dev->wq that
  * runs responder, completer and requester in turn.  A work item never runs
  * concurrently with itself, and the pipeline state below is only touched
- * from that work item with req.mutex held (modify/cleanup take the mutex
+ * from that work item with pipe.mutex held (modify/cleanup take the mutex
  * too), so the stages need no locks among themselves.  Softirq receive only
  * appends skbs to resp.rxq/comp.rxq and schedules the work; hrtimers only set
  * a flag and schedule the work.
@@ -74,8 +74,8 @@ struct mrxe_pipe_attr {
 	u32	max_dest_rd_atomic;
 };
 
-struct mrxe_req_state {
-	/* ---- whole pipeline (mrxe_task.c) ---- */
+/* Whole-pipeline state (mrxe_task.c), shared by every stage. */
+struct mrxe_pipe_state {
 	struct work_struct	work;
 	struct mutex		mutex;	/* all pipeline state, see above */
 	/*
@@ -85,13 +85,15 @@ struct mrxe_req_state {
 	spinlock_t		lock;
 	bool			dying;
 	bool			want_error;	/* move QP to ERROR after unlock */
-	bool			sq_drained_sent;
 	enum ib_qp_state	state;		/* snapshot of qp->state */
 	struct mrxe_pipe_attr	attr;
 	struct mrxe_av		*av;		/* snapshot of qp->av */
 	u16			sport;		/* standard mode: fixed per QP */
+};
 
-	/* ---- requester (mrxe_req.c) ---- */
+/* Requester (mrxe_req.c); the completer advances head and rd_atomic. */
+struct mrxe_req_state {
+	bool	sq_drained_sent;	/* SQD: IB_EVENT_SQ_DRAINED reported */
 	u32	psn;		/* PSN of the next packet to send */
 	u32	head;		/* oldest uncompleted WQE (== SQ consumer) */
 	u32	cur;		/* WQE being sent */
@@ -102,7 +104,8 @@ struct mrxe_req_state {
 	u32	rd_atomic;	/* reads/atomics outstanding */
 	u32	pkts_since_ack;
 	u32	pace;		/* packets since the last pacing check */
-	u32	resend_until;	/* PSNs before this are retransmissions */
+	u32	next_new_psn;	/* one past the highest PSN ever sent:
+				 * PSNs before it are retransmissions */
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
 	atomic_t rnr_fired;
 	struct hrtimer		rnr_timer;

@@ -102,6 +102,12 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 		qp->transport_mode = MRXE_TRANSPORT_STANDARD;
 		qp->num_paths = 1;
 	}
+	/*
+	 * The MetaRoCE transport is not implemented yet: a QP that asks for it
+	 * must not silently run go-back-N while reporting MetaRoCE.
+	 */
+	if (qp->transport_mode == MRXE_TRANSPORT_METAROCE)
+		return -EOPNOTSUPP;
 	if (qp->transport_mode == MRXE_TRANSPORT_STANDARD)
 		qp->num_paths = 1;
 	return 0;
@@ -310,6 +316,7 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct mrxe_qp *qp = to_mqp(ibqp);
 	enum ib_qp_state cur, new, old;
+	unsigned long flags;
 	struct mrxe_av av;
 	int err;
 
@@ -323,13 +330,13 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		return err;
 
-	spin_lock_bh(&qp->state_lock);
+	spin_lock_irqsave(&qp->state_lock, flags);
 	old = qp->state;
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : old;
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	/* IBA 10.3.1: allowed transitions and required/optional attributes. */
 	if (cur != old || !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
-		spin_unlock_bh(&qp->state_lock);
+		spin_unlock_irqrestore(&qp->state_lock, flags);
 		return -EINVAL;
 	}
 
@@ -385,7 +392,7 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* The AH attribute's sgid_attr reference is not kept. */
 	if (mask & IB_QP_AV)
 		qp->attr.ah_attr.grh.sgid_attr = NULL;
-	spin_unlock_bh(&qp->state_lock);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	mrxe_pipe_modify(qp, attr, mask, old);
 	return 0;
@@ -395,12 +402,13 @@ int mrxe_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init)
 {
 	struct mrxe_qp *qp = to_mqp(ibqp);
+	unsigned long flags;
 
-	spin_lock_bh(&qp->state_lock);
+	spin_lock_irqsave(&qp->state_lock, flags);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	spin_unlock_bh(&qp->state_lock);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	attr->cap = qp->attr.cap;
 	memset(init, 0, sizeof(*init));
@@ -443,7 +451,8 @@ static int mrxe_build_send_wqe(struct mrxe_qp *qp, const struct ib_send_wr *wr,
 	struct mrxe_sge *sge = (struct mrxe_sge *)((u8 *)wqe +
 						   MRXE_SEND_WQE_HDR_SIZE);
 	enum ib_qp_type type = qp->ibqp.qp_type;
-	u32 i, total = 0;
+	u64 total = 0;
+	u32 i;
 
 	memset(wqe, 0, MRXE_SEND_WQE_HDR_SIZE);
 	wqe->wr_id = wr->wr_id;
@@ -471,7 +480,7 @@ static int mrxe_build_send_wqe(struct mrxe_qp *qp, const struct ib_send_wr *wr,
 		if (type == IB_QPT_UD || type == IB_QPT_GSI) {
 			const struct ib_ud_wr *ud = ud_wr(wr);
 
-			if (!ud->ah)
+			if (!ud->ah || ud->ah->pd != qp->ibqp.pd)
 				return -EINVAL;
 			wqe->wr.ud.ah_num = to_mah(ud->ah)->ah_num;
 			wqe->wr.ud.remote_qpn = ud->remote_qpn;
@@ -526,6 +535,13 @@ static int mrxe_build_send_wqe(struct mrxe_qp *qp, const struct ib_send_wr *wr,
 	if (wr->send_flags & IB_SEND_INLINE) {
 		u8 *p = (u8 *)wqe + MRXE_SEND_WQE_HDR_SIZE;
 
+		/*
+		 * Inline data is gathered from at most MRXE_MAX_SGE buffers
+		 * (the SQ's SGE limit may be smaller than what fits inline);
+		 * the u64 sum of u32 lengths cannot wrap below max_inline.
+		 */
+		if (wr->num_sge > MRXE_MAX_SGE)
+			return -EINVAL;
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
 		if (total > qp->max_inline ||

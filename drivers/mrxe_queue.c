@@ -144,20 +144,6 @@ void mrxe_queue_mmap_info(const struct mrxe_queue *q,
 
 /* ---- kernel consumer of a user/kernel produced ring (SQ, RQ, SRQ) ---- */
 
-void *mrxe_queue_head(struct mrxe_queue *q)
-{
-	/* acquire: pairs with the other side's release of producer_index */
-	u32 prod = smp_load_acquire(&q->buf->producer_index);
-
-	if (!mrxe_ring_valid(prod, q->cons, q->index_mask)) {
-		mrxe_counter_inc(q->dev, MRXE_CNT_RCV_DROPPED);
-		return NULL;
-	}
-	if (mrxe_ring_empty(prod, q->cons))
-		return NULL;
-	return mrxe_queue_slot(q, q->cons);
-}
-
 void mrxe_queue_advance(struct mrxe_queue *q)
 {
 	q->cons++;

@@ -55,8 +55,8 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	struct sk_buff_head *q;
 	const u8 *udp, *l3;
 	struct mrxe_qp *qp;
-	unsigned long flags;
 	u32 len, icrc, qmax;
+	bool queued;
 	bool ipv6;
 	int err;
 
@@ -115,13 +115,6 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	/* queue and schedule under req.lock: cleanup cannot race us */
-	spin_lock_irqsave(&qp->req.lock, flags);
-	if (unlikely(qp->req.dying)) {
-		spin_unlock_irqrestore(&qp->req.lock, flags);
-		mrxe_qp_put(qp);
-		goto drop;
-	}
 	/*
 	 * RC requests are bounded near the sender's window: a longer queue only
 	 * delays the ACK past the retransmit timeout (bufferbloat turns into
@@ -136,16 +129,11 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		q = &qp->comp.rxq;
 		qmax = MRXE_RXQ_MAX;
 	}
-	if (unlikely(skb_queue_len(q) >= qmax)) {
-		/* the QP's work is behind: drop, the sender recovers */
-		spin_unlock_irqrestore(&qp->req.lock, flags);
-		mrxe_qp_put(qp);
-		goto drop;
-	}
-	skb_queue_tail(q, skb);
-	queue_work(dev->wq, &qp->req.work);
-	spin_unlock_irqrestore(&qp->req.lock, flags);
+	/* a dying QP, or its work is behind: drop, the sender recovers */
+	queued = mrxe_pipe_enqueue(qp, q, qmax, skb);
 	mrxe_qp_put(qp);
+	if (unlikely(!queued))
+		goto drop;
 	return;
 
 drop:

@@ -3,7 +3,7 @@
  * Requester (IBA 9.7.4 / 9.8): turns send WQEs into request packets,
  * assigns PSNs, honours fences and max_rd_atomic, executes local operations
  * (local invalidate, fast-reg, MW bind) in order, and rewinds for go-back-N
- * recovery.  Runs in the per-QP work item with req.mutex held.
+ * recovery.  Runs in the per-QP work item with pipe.mutex held.
  */
 #include <linux/ktime.h>
 
@@ -80,6 +80,21 @@ static void mrxe_req_validate(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			w->status = IB_WC_LOC_LEN_ERR;
 			goto bad;
 		}
+		/*
+		 * IBA 9.7.1: PSNs are compared modulo 2^24, so fewer than 2^23
+		 * may be outstanding.  One message may take at most
+		 * MRXE_MAX_MSG_PKTS of them (a 2 GiB message at MTU 256 would
+		 * take 2^23 alone and turn every comparison around).
+		 */
+		if (mrxe_qp_is_rc(qp) && (w->mask & (MRXE_M_SEND |
+		    MRXE_M_WRITE | MRXE_M_READ)) &&
+		    DIV_ROUND_UP_ULL(len, qp->pipe.attr.mtu) > MRXE_MAX_MSG_PKTS) {
+			mrxe_dbg_dev(qp_dev(qp), "qp %u: %llu-byte message over %u packets at MTU %u\n",
+				     qp->ibqp.qp_num, len, MRXE_MAX_MSG_PKTS,
+				     qp->pipe.attr.mtu);
+			w->status = IB_WC_LOC_LEN_ERR;
+			goto bad;
+		}
 	}
 	if (w->mask & MRXE_M_ATOMIC) {
 		/* the original value lands in the local SGE (8 bytes) */
@@ -90,13 +105,13 @@ static void mrxe_req_validate(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		len = 8;
 	}
 	w->len = (u32)len;
-	if (mrxe_qp_is_ud(qp) && w->len > qp->req.attr.mtu) {
+	if (mrxe_qp_is_ud(qp) && w->len > qp->pipe.attr.mtu) {
 		/*
 		 * IBA C10-93.1.1: a UD message longer than the MTU emits no
 		 * packet and generates no error: it completes successfully.
 		 */
 		mrxe_err_dev(qp_dev(qp), "qp#%u: UD message of %u bytes over MTU %u not sent\n",
-			     qp->ibqp.qp_num, w->len, qp->req.attr.mtu);
+			     qp->ibqp.qp_num, w->len, qp->pipe.attr.mtu);
 		w->status = IB_WC_SUCCESS;
 		goto bad;
 	}
@@ -142,7 +157,7 @@ void mrxe_req_reset(struct mrxe_qp *qp)
 	req->rd_atomic = 0;
 	req->pkts_since_ack = 0;
 	req->rnr_wait = false;
-	req->want_error = false;
+	qp->pipe.want_error = false;
 	atomic_set(&req->rnr_fired, 0);
 	hrtimer_try_to_cancel(&req->rnr_timer);
 	hrtimer_try_to_cancel(&qp->comp.rto_timer);
@@ -160,7 +175,7 @@ void mrxe_req_reset(struct mrxe_qp *qp)
 void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn)
 {
 	struct mrxe_req_state *req = &qp->req;
-	u32 mtu = req->attr.mtu;
+	u32 mtu = qp->pipe.attr.mtu;
 	bool found = false;
 	u32 idx, new_psn = req->psn, new_cur = req->cur;
 	struct mrxe_swqe *w;
@@ -209,7 +224,7 @@ void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn)
 void mrxe_req_acked(struct mrxe_qp *qp, u32 psn)
 {
 	struct mrxe_req_state *req = &qp->req;
-	u32 mtu = req->attr.mtu, off;
+	u32 mtu = qp->pipe.attr.mtu, off;
 	struct mrxe_swqe *w;
 
 	if (!mrxe_psn_before(req->psn, psn))
@@ -315,8 +330,8 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 {
 	struct mrxe_req_state *req = &qp->req;
 	struct mrxe_dev *dev = qp_dev(qp);
-	u32 mtu = req->attr.mtu, paylen = 0, len, hlen, psn, npsn = 1;
-	struct mrxe_av ud_av, *av = req->av;
+	u32 mtu = qp->pipe.attr.mtu, paylen = 0, len, hlen, psn, npsn = 1;
+	struct mrxe_av ud_av, *av = qp->pipe.av;
 	struct mrxe_bth bth = {};
 	bool first, last, rc = mrxe_qp_is_rc(qp);
 	struct mrxe_pkt_meta *m;
@@ -334,11 +349,11 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		 * it would take a new request for a duplicate and replay the
 		 * old one's READ data or ACK (IBA 9.7.5.2.2).
 		 */
-		if (rc && mrxe_psn_before(req->psn, req->resend_until)) {
+		if (rc && mrxe_psn_before(req->psn, req->next_new_psn)) {
 			mrxe_dbg_dev(dev, "qp %u: new wqe %u: psn %#x -> %#x (comp %#x)\n",
 				     qp->ibqp.qp_num, idx, req->psn,
-				     req->resend_until, qp->comp.psn);
-			req->psn = req->resend_until;
+				     req->next_new_psn, qp->comp.psn);
+			req->psn = req->next_new_psn;
 		}
 		w->first_psn = req->psn;
 		if ((w->mask & (MRXE_M_SEND | MRXE_M_WRITE | MRXE_M_READ)) &&
@@ -352,7 +367,16 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if (mrxe_qp_is_ud(qp)) {
 		struct mrxe_ah *ah = mrxe_ah_get(dev, w->wr.wr.ud.ah_num);
 
-		if (!ah) {
+		/*
+		 * The AH number comes from the (user-writable) SQ ring: it
+		 * must name a live AH of this QP's PD (IBA 10.2.1.2, 11.4.1.1),
+		 * or one process could send through another one's AH.
+		 */
+		if (!ah || to_mpd(ah->ibah.pd) != qp->pd) {
+			if (ah)
+				mrxe_ah_put(ah);
+			mrxe_dbg_dev(dev, "qp %u: UD WQE with AH %u of another PD or none\n",
+				     qp->ibqp.qp_num, w->wr.wr.ud.ah_num);
 			w->status = IB_WC_LOC_QP_OP_ERR;
 			return -EIO;
 		}
@@ -383,7 +407,7 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if (mrxe_qp_is_ud(qp))
 		bth.dqpn = w->wr.wr.ud.remote_qpn;
 	else
-		bth.dqpn = req->attr.dest_qpn;
+		bth.dqpn = qp->pipe.attr.dest_qpn;
 	if (last && (w->wr.send_flags & MRXE_SEND_SOLICITED) &&
 	    (w->mask == MRXE_M_SEND ||
 	     w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
@@ -399,7 +423,7 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 
 		/* IBA 10.2.5: a WR Q_Key with the MSB set means the QP's */
 		d.qkey = (w->wr.wr.ud.remote_qkey & 0x80000000) ?
-			 req->attr.qkey : w->wr.wr.ud.remote_qkey;
+			 qp->pipe.attr.qkey : w->wr.wr.ud.remote_qkey;
 		d.sqpn = qp->ibqp.qp_num;
 		mrxe_deth_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_DETH), &d);
 	}
@@ -455,7 +479,7 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	m->sport = sport;
 	m->opcode = opcode;
 	m->send_ns = ktime_get_ns();
-	if (rc && mrxe_psn_before(psn, req->resend_until))
+	if (rc && mrxe_psn_before(psn, req->next_new_psn))
 		mrxe_counter_inc(dev, MRXE_CNT_RETRANS_PKTS);
 
 	/* a lost packet is recovered by the retransmit timer / NAK */
@@ -468,8 +492,8 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		w->offset += paylen;
 		req->psn = mrxe_psn_add(psn, 1);
 	}
-	if (!mrxe_psn_before(req->psn, req->resend_until))
-		req->resend_until = req->psn;
+	if (!mrxe_psn_before(req->psn, req->next_new_psn))
+		req->next_new_psn = req->psn;
 	if (last) {
 		w->state = rc ? MRXE_SWQE_PENDING : MRXE_SWQE_DONE;
 		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
@@ -528,7 +552,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 
 	if (!req->wqes)
 		return false;
-	if (req->state != IB_QPS_RTS && req->state != IB_QPS_SQD)
+	if (qp->pipe.state != IB_QPS_RTS && qp->pipe.state != IB_QPS_SQD)
 		return false;
 	if (req->rnr_wait) {
 		if (!atomic_xchg(&req->rnr_fired, 0))
@@ -557,7 +581,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			continue;
 		}
 		/* SQD: finish the message in progress, start no new one */
-		if (req->state == IB_QPS_SQD && !w->psn_valid) {
+		if (qp->pipe.state == IB_QPS_SQD && !w->psn_valid) {
 			mrxe_req_sq_drained(qp);
 			break;
 		}
@@ -571,7 +595,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			continue;	/* DONE: handled at the loop head */
 		}
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
-		    !w->rd_counted && req->rd_atomic >= req->attr.max_rd_atomic)
+		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
 			break;
 		if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
 			  MRXE_PKT_RING - 1)
@@ -596,7 +620,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if (w->state != MRXE_SWQE_POSTED)
 			req->cur++;
 	}
-	if (req->state == IB_QPS_SQD && req->cur == req->fetched)
+	if (qp->pipe.state == IB_QPS_SQD && req->cur == req->fetched)
 		mrxe_req_sq_drained(qp);
 	return progress;
 }

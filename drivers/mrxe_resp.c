@@ -4,7 +4,7 @@
  * RDMA READ / atomic requests in PSN order, places data through the RQ/SRQ or
  * an R_Key, generates (coalesced) ACKs, NAKs and READ/atomic responses, and
  * replays READ/atomic responses for duplicate requests from a small
- * resource ring.  Runs in the per-QP work item with req.mutex held.
+ * resource ring.  Runs in the per-QP work item with pipe.mutex held.
  */
 #include "mrxe_dp.h"
 
@@ -64,19 +64,19 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	struct sk_buff *skb;
 	u32 len = MRXE_BTH_LEN + MRXE_AETH_LEN + MRXE_ICRC_LEN;
 
-	skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, len);
+	skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, len);
 	if (!skb)
 		return -ENOMEM;
 	bth.opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ACK);
 	bth.pkey = MRXE_DEFAULT_PKEY;
-	bth.dqpn = qp->req.attr.dest_qpn;
+	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
 	aeth.syndrome = syndrome;
 	aeth.msn = qp->resp.msn;
 	mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
 	memset(skb->data + MRXE_BTH_LEN + MRXE_AETH_LEN, 0, MRXE_ICRC_LEN);
-	return mrxe_pipe_xmit(qp, qp->req.av, skb, mrxe_pipe_sport(qp, psn));
+	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
 }
 
 static void resp_flush_ack(struct mrxe_qp *qp)
@@ -237,7 +237,7 @@ static enum mrxe_resp_rc resp_rnr(struct mrxe_qp *qp, u32 psn)
 	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_SENT);
 	resp_flush_ack(qp);
 	resp_send_ack(qp, MRXE_AETH_RNR_NAK |
-		      (qp->req.attr.min_rnr_timer & MRXE_AETH_VAL_MASK), psn);
+		      (qp->pipe.attr.min_rnr_timer & MRXE_AETH_VAL_MASK), psn);
 	qp->resp.nak_sent = true;
 	return RESP_RNR;
 }
@@ -256,7 +256,7 @@ static enum mrxe_resp_rc resp_send(struct mrxe_qp *qp, struct sk_buff *skb)
 	} else if (!resp->has_wqe) {
 		return RESP_DROP;
 	}
-	if (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->req.attr.mtu)
+	if (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->pipe.attr.mtu)
 		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
 				  pi->psn);
 	if ((u64)resp->offset + pi->paylen > resp_wqe_len(qp))
@@ -326,7 +326,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 		}
 	}
 	if (pi->paylen > resp->wr_resid ||
-	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->req.attr.mtu) ||
+	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != qp->pipe.attr.mtu) ||
 	    ((pi->mask & MRXE_M_LAST) && pi->paylen != resp->wr_resid))
 		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
 				  pi->psn);
@@ -362,7 +362,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 static struct mrxe_resp_res *resp_res_alloc(struct mrxe_qp *qp)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
-	u32 n = qp->req.attr.max_dest_rd_atomic;
+	u32 n = qp->pipe.attr.max_dest_rd_atomic;
 
 	if (!n || n > resp->nres)
 		n = resp->nres;
@@ -389,11 +389,13 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_resp_res *res;
 	struct mrxe_mr *mr = NULL;
 	struct mrxe_reth reth;
-	u32 npkts, mtu = qp->req.attr.mtu;
+	u32 npkts, mtu = qp->pipe.attr.mtu;
 	int err;
 
 	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
-	if (reth.len > MRXE_MAX_MSG_SZ)
+	/* a READ of 2^23 or more PSNs breaks modulo-2^24 order (IBA 9.7.1) */
+	if (reth.len > MRXE_MAX_MSG_SZ ||
+	    DIV_ROUND_UP(reth.len, mtu) > MRXE_MAX_MSG_PKTS)
 		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR,
 				  pi->psn);
 	if (reth.len) {
@@ -427,12 +429,12 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	u8 opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ATOMIC_ACK);
 	u32 hlen = mrxe_op_hdr_len(opcode);
 
-	skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, hlen + MRXE_ICRC_LEN);
+	skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, hlen + MRXE_ICRC_LEN);
 	if (!skb)
 		return;
 	bth.opcode = opcode;
 	bth.pkey = MRXE_DEFAULT_PKEY;
-	bth.dqpn = qp->req.attr.dest_qpn;
+	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
 	aeth.syndrome = MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID;
@@ -442,7 +444,7 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	mrxe_atmack_build(skb->data + mrxe_op_hdr_off(opcode, MRXE_HDR_ATMACK),
 			  orig);
 	memset(skb->data + hlen, 0, MRXE_ICRC_LEN);
-	mrxe_pipe_xmit(qp, qp->req.av, skb, mrxe_pipe_sport(qp, psn));
+	mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
 }
 
 static enum mrxe_resp_rc resp_atomic(struct mrxe_qp *qp, struct sk_buff *skb)
@@ -487,7 +489,7 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
-	u32 i, off, mtu = qp->req.attr.mtu;
+	u32 i, off, mtu = qp->pipe.attr.mtu;
 	struct mrxe_resp_res *res;
 	struct mrxe_mr *mr = NULL;
 
@@ -544,7 +546,7 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
-	u32 mtu = qp->req.attr.mtu, paylen, hlen, len;
+	u32 mtu = qp->pipe.attr.mtu, paylen, hlen, len;
 	struct mrxe_bth bth = {};
 	struct mrxe_aeth aeth;
 	struct sk_buff *skb;
@@ -569,13 +571,13 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		hlen = mrxe_op_hdr_len(opcode);
 		pad = mrxe_pad_for(paylen);
 		len = hlen + paylen + pad + MRXE_ICRC_LEN;
-		skb = mrxe_pipe_alloc_pkt(qp, qp->req.av, len);
+		skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, len);
 		if (!skb)
 			return true;	/* try again on the next run */
 		bth.opcode = opcode;
 		bth.pad = pad;
 		bth.pkey = MRXE_DEFAULT_PKEY;
-		bth.dqpn = qp->req.attr.dest_qpn;
+		bth.dqpn = qp->pipe.attr.dest_qpn;
 		bth.psn = resp->rd_psn;
 		mrxe_bth_build(skb->data, &bth);
 		if (mrxe_op_mask(opcode) & MRXE_HDR_AETH) {
@@ -595,7 +597,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 			}
 		}
 		memset(skb->data + hlen + paylen, 0, pad + MRXE_ICRC_LEN);
-		mrxe_pipe_xmit(qp, qp->req.av, skb,
+		mrxe_pipe_xmit(qp, qp->pipe.av, skb,
 			       mrxe_pipe_sport(qp, resp->rd_psn));
 		resp->rd_va += paylen;
 		resp->rd_resid -= paylen;
@@ -667,7 +669,7 @@ static void resp_ud(struct mrxe_qp *qp, struct sk_buff *skb)
 	int err;
 
 	mrxe_deth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_DETH), &deth);
-	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? MRXE_QP1_QKEY : qp->req.attr.qkey;
+	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? MRXE_QP1_QKEY : qp->pipe.attr.qkey;
 	if (deth.qkey != qkey) {
 		/* IBA 10.2.5: silently dropped, counted */
 		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_QKEY_VIOLATION);
@@ -847,7 +849,7 @@ static struct sk_buff *resp_peek_dup(struct mrxe_qp *qp)
 bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
-	enum ib_qp_state st = qp->req.state;
+	enum ib_qp_state st = qp->pipe.state;
 	bool progress = false;
 	struct sk_buff *skb;
 
@@ -867,7 +869,7 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 	}
 	if (resp->rd_active)
 		progress |= resp_read_step(qp, budget);
-	while (*budget > 0 && !resp->rd_active && !qp->req.want_error &&
+	while (*budget > 0 && !resp->rd_active && !qp->pipe.want_error &&
 	       (skb = skb_dequeue(&resp->rxq))) {
 		resp_packet(qp, skb);
 		kfree_skb(skb);
@@ -875,7 +877,7 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 		progress = true;
 	}
 	/* ACK coalescing: one ACK for everything drained in this run */
-	if (resp->ack_pending && !qp->req.want_error &&
+	if (resp->ack_pending && !qp->pipe.want_error &&
 	    (skb_queue_empty(&resp->rxq) || *budget <= 0))
 		resp_flush_ack(qp);
 	return progress;

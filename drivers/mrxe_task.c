@@ -18,21 +18,42 @@ void mrxe_pipe_sched(struct mrxe_qp *qp)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->req.lock, flags);
-	if (!qp->req.dying)
-		queue_work(qp_dev(qp)->wq, &qp->req.work);
-	spin_unlock_irqrestore(&qp->req.lock, flags);
+	spin_lock_irqsave(&qp->pipe.lock, flags);
+	if (!qp->pipe.dying)
+		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
+	spin_unlock_irqrestore(&qp->pipe.lock, flags);
+}
+
+/*
+ * Queue a received packet for the QP's work item and schedule it, under
+ * pipe.lock so that mrxe_pipe_cleanup() cannot race us.  False (the caller
+ * drops and counts it) when the QP is dying or @q already holds @qmax.
+ */
+bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
+		       struct sk_buff *skb)
+{
+	unsigned long flags;
+	bool ok;
+
+	spin_lock_irqsave(&qp->pipe.lock, flags);
+	ok = !qp->pipe.dying && skb_queue_len(q) < qmax;
+	if (ok) {
+		skb_queue_tail(q, skb);
+		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
+	}
+	spin_unlock_irqrestore(&qp->pipe.lock, flags);
+	return ok;
 }
 
 /*
  * A transport error moves the QP to ERROR (IBA 10.3.1, 9.9.3).  The pipeline
  * stops right away; mrxe_qp_error() (object code, may sleep / re-enter
- * mrxe_pipe_modify) is called once the work drops req.mutex.
+ * mrxe_pipe_modify) is called once the work drops pipe.mutex.
  */
 void mrxe_pipe_set_error(struct mrxe_qp *qp)
 {
-	qp->req.want_error = true;
-	qp->req.state = IB_QPS_ERR;
+	qp->pipe.want_error = true;
+	qp->pipe.state = IB_QPS_ERR;
 }
 
 u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn)
@@ -41,7 +62,7 @@ u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn)
 	 * TODO(MetaRoCE): pick the path for this PSN from the QP's path set
 	 * (qp->num_paths entropy values) and record it in req.meta.
 	 */
-	return qp->req.sport;
+	return qp->pipe.sport;
 }
 
 u8 mrxe_pipe_ecn(struct mrxe_qp *qp)
@@ -128,7 +149,7 @@ static enum hrtimer_restart mrxe_rnr_fn(struct hrtimer *t)
 /* (Re)start the retransmit timer: 4.096 us * 2^timeout (IBA 9.7.6.1.3). */
 void mrxe_rto_arm(struct mrxe_qp *qp)
 {
-	if (!qp->comp.rto_ns || qp->req.dying)
+	if (!qp->comp.rto_ns || qp->pipe.dying)
 		return;
 	hrtimer_start(&qp->comp.rto_timer, ns_to_ktime(qp->comp.rto_ns),
 		      HRTIMER_MODE_REL);
@@ -147,29 +168,29 @@ static void mrxe_pipe_snapshot_state(struct mrxe_qp *qp)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->req.state != IB_QPS_ERR || qp->state == IB_QPS_RESET)
-		qp->req.state = qp->state;
+	if (qp->pipe.state != IB_QPS_ERR || qp->state == IB_QPS_RESET)
+		qp->pipe.state = qp->state;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 }
 
 static void mrxe_pipe_work(struct work_struct *work)
 {
-	struct mrxe_qp *qp = container_of(work, struct mrxe_qp, req.work);
+	struct mrxe_qp *qp = container_of(work, struct mrxe_qp, pipe.work);
 	int budget = MRXE_WORK_BUDGET;
 	bool more, err;
 
-	mutex_lock(&qp->req.mutex);
+	mutex_lock(&qp->pipe.mutex);
 	mrxe_pipe_snapshot_state(qp);
 	do {
 		more = false;
-		if (qp->req.state == IB_QPS_ERR) {
+		if (qp->pipe.state == IB_QPS_ERR) {
 			/* IBA 10.3.1: flush everything outstanding */
 			mrxe_resp_flush(qp);
 			mrxe_req_flush(qp);
 			break;
 		}
-		if (qp->req.state == IB_QPS_RESET ||
-		    qp->req.state == IB_QPS_INIT) {
+		if (qp->pipe.state == IB_QPS_RESET ||
+		    qp->pipe.state == IB_QPS_INIT) {
 			skb_queue_purge(&qp->resp.rxq);
 			skb_queue_purge(&qp->comp.rxq);
 			break;
@@ -177,16 +198,16 @@ static void mrxe_pipe_work(struct work_struct *work)
 		more |= mrxe_resp_run(qp, &budget);
 		more |= mrxe_comp_run(qp, &budget);
 		more |= mrxe_req_run(qp, &budget);
-	} while (more && budget > 0 && !qp->req.want_error);
+	} while (more && budget > 0 && !qp->pipe.want_error);
 
-	err = qp->req.want_error;
-	qp->req.want_error = false;
+	err = qp->pipe.want_error;
+	qp->pipe.want_error = false;
 	if (err) {
 		/* complete the failed WQE and flush the rest right away */
 		mrxe_resp_flush(qp);
 		mrxe_req_flush(qp);
 	}
-	mutex_unlock(&qp->req.mutex);
+	mutex_unlock(&qp->pipe.mutex);
 
 	if (err)
 		mrxe_qp_error(qp);
@@ -202,11 +223,11 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	struct mrxe_queue *rq;
 	int err = -ENOMEM;
 
-	INIT_WORK(&req->work, mrxe_pipe_work);
-	mutex_init(&req->mutex);
-	spin_lock_init(&req->lock);
-	req->dying = false;
-	req->state = IB_QPS_RESET;
+	INIT_WORK(&qp->pipe.work, mrxe_pipe_work);
+	mutex_init(&qp->pipe.mutex);
+	spin_lock_init(&qp->pipe.lock);
+	qp->pipe.dying = false;
+	qp->pipe.state = IB_QPS_RESET;
 	skb_queue_head_init(&qp->resp.rxq);
 	skb_queue_head_init(&qp->comp.rxq);
 	hrtimer_init(&qp->comp.rto_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
@@ -222,8 +243,8 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	 */
 	req->loss = &mrxe_gbn_ops;
 
-	req->av = kzalloc(sizeof(*req->av), GFP_KERNEL);
-	if (!req->av)
+	qp->pipe.av = kzalloc(sizeof(*qp->pipe.av), GFP_KERNEL);
+	if (!qp->pipe.av)
 		goto err;
 	req->meta = kcalloc(MRXE_PKT_RING, sizeof(*req->meta), GFP_KERNEL);
 	if (!req->meta)
@@ -257,8 +278,8 @@ err:
 	req->wqes = NULL;
 	kfree(req->meta);
 	req->meta = NULL;
-	kfree(req->av);
-	req->av = NULL;
+	kfree(qp->pipe.av);
+	qp->pipe.av = NULL;
 	kfree(qp->resp.wqe);
 	qp->resp.wqe = NULL;
 	kfree(qp->resp.res);
@@ -270,29 +291,35 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->req.lock, flags);
-	qp->req.dying = true;
-	spin_unlock_irqrestore(&qp->req.lock, flags);
+	spin_lock_irqsave(&qp->pipe.lock, flags);
+	qp->pipe.dying = true;
+	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 
+	/*
+	 * Teardown order: only the work item arms the timers, and a timer
+	 * callback only schedules the work, which pipe.dying now refuses.  So
+	 * stop the work first (nothing can arm a timer after it), then wait
+	 * for any running timer callback: no timer can fire after this.
+	 */
+	cancel_work_sync(&qp->pipe.work);
 	hrtimer_cancel(&qp->comp.rto_timer);
 	hrtimer_cancel(&qp->req.rnr_timer);
-	cancel_work_sync(&qp->req.work);
 
-	mutex_lock(&qp->req.mutex);
-	if (qp->req.av) {
+	mutex_lock(&qp->pipe.mutex);
+	if (qp->pipe.av) {
 		mrxe_resp_reset(qp);
 		mrxe_req_reset(qp);
 	}
 	skb_queue_purge(&qp->resp.rxq);
 	skb_queue_purge(&qp->comp.rxq);
-	mutex_unlock(&qp->req.mutex);
+	mutex_unlock(&qp->pipe.mutex);
 
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;
 	kfree(qp->req.meta);
 	qp->req.meta = NULL;
-	kfree(qp->req.av);
-	qp->req.av = NULL;
+	kfree(qp->pipe.av);
+	qp->pipe.av = NULL;
 	kfree(qp->resp.wqe);
 	qp->resp.wqe = NULL;
 	kfree(qp->resp.res);
@@ -314,13 +341,13 @@ static u32 mrxe_port_mtu(struct mrxe_qp *qp)
 void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		      int mask, enum ib_qp_state old_state)
 {
-	struct mrxe_pipe_attr *pa = &qp->req.attr;
+	struct mrxe_pipe_attr *pa = &qp->pipe.attr;
 	enum ib_qp_state state;
 	unsigned long flags;
 
-	if (!qp->req.av)
+	if (!qp->pipe.av)
 		return;
-	mutex_lock(&qp->req.mutex);
+	mutex_lock(&qp->pipe.mutex);
 	spin_lock_irqsave(&qp->state_lock, flags);
 	state = qp->state;
 	pa->dest_qpn = qp->attr.dest_qp_num & MRXE_QPN_MASK;
@@ -332,7 +359,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 	pa->min_rnr_timer = qp->attr.min_rnr_timer;
 	pa->max_rd_atomic = qp->attr.max_rd_atomic;
 	pa->max_dest_rd_atomic = qp->attr.max_dest_rd_atomic;
-	*qp->req.av = qp->av;
+	*qp->pipe.av = qp->av;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (!pa->mtu || mrxe_qp_is_ud(qp))
@@ -343,7 +370,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 	pa->max_dest_rd_atomic = clamp_t(u32, pa->max_dest_rd_atomic, 1,
 					 qp->resp.nres);
 	qp->comp.rto_ns = mrxe_ack_timeout_ns(pa->timeout);
-	qp->req.sport = rdma_get_udp_sport(qp->req.av->grh.flow_label,
+	qp->pipe.sport = rdma_get_udp_sport(qp->pipe.av->grh.flow_label,
 					   qp->ibqp.qp_num, pa->dest_qpn);
 
 	if (state == IB_QPS_RESET || old_state == IB_QPS_RESET) {
@@ -352,7 +379,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		mrxe_req_reset(qp);
 		skb_queue_purge(&qp->resp.rxq);
 		skb_queue_purge(&qp->comp.rxq);
-		qp->req.state = IB_QPS_RESET;
+		qp->pipe.state = IB_QPS_RESET;
 	}
 	if (mask & IB_QP_RQ_PSN) {
 		qp->resp.psn = attr->rq_psn & MRXE_PSN_MASK;
@@ -360,7 +387,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 	}
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req.psn = attr->sq_psn & MRXE_PSN_MASK;
-		qp->req.resend_until = qp->req.psn;
+		qp->req.next_new_psn = qp->req.psn;
 		qp->comp.psn = qp->req.psn;
 	}
 	if (mask & IB_QP_RETRY_CNT)
@@ -369,9 +396,9 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		qp->comp.rnr_left = pa->rnr_retry;
 	if (state == IB_QPS_SQD)
 		qp->req.sq_drained_sent = false;
-	if (qp->req.state != IB_QPS_ERR || state == IB_QPS_RESET)
-		qp->req.state = state;
-	mutex_unlock(&qp->req.mutex);
+	if (qp->pipe.state != IB_QPS_ERR || state == IB_QPS_RESET)
+		qp->pipe.state = state;
+	mutex_unlock(&qp->pipe.mutex);
 
 	mrxe_pipe_sched(qp);
 }

@@ -22,8 +22,6 @@ int mrxe_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata);
 int mrxe_query_port(struct ib_device *ibdev, u32 port,
 		    struct ib_port_attr *attr);
-int mrxe_query_gid(struct ib_device *ibdev, u32 port, int index,
-		   union ib_gid *gid);
 int mrxe_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 int mrxe_modify_port(struct ib_device *ibdev, u32 port, int mask,
 		     struct ib_port_modify *attr);
@@ -32,7 +30,6 @@ int mrxe_modify_device(struct ib_device *ibdev, int mask,
 int mrxe_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable);
 enum rdma_link_layer mrxe_get_link_layer(struct ib_device *ibdev, u32 port);
-struct net_device *mrxe_get_netdev(struct ib_device *ibdev, u32 port);
 void mrxe_get_dev_fw_str(struct ib_device *ibdev, char *str);
 struct rdma_hw_stats *mrxe_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);

@@ -123,6 +123,53 @@ TEST_F(Ud, WrongQkeyIsDroppedAndCounted)
 	EXPECT_QPS(qp[1], IBV_QPS_RTS);
 }
 
+// IBA 10.2.1.2 / 11.4.1.1: an address handle belongs to a protection
+// domain, and a UD work request may only use an AH of its QP's PD.  Here
+// QP A (pd[0]) sends through an AH of pd[1]: the post is refused or the
+// WR completes in error (stock rxe: IBV_WC_LOC_QP_OP_ERR); either way
+// nothing reaches the receiver.
+TEST_F(Ud, AhOfAnotherPdFails)
+{
+	GuardedBuf src(kLen, 1), rb(kGrh + kLen, 2);
+	auto smr = src.reg(pd[0], IBV_ACCESS_LOCAL_WRITE);
+	auto rmr = rb.reg(pd[1], IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_TRUE(smr && rmr);
+	ibv_sge rs = sge_of(rb, rmr.get(), 0, kGrh + kLen);
+	ASSERT_EQ(post_recv(1, 60, &rs, 1), 0);
+
+	ibv_ah_attr a{};
+	a.is_global = 1;
+	a.port_num = 1;
+	a.grh.dgid = dev.gid;
+	a.grh.sgid_index = uint8_t(dev.gidx);
+	a.grh.hop_limit = 64;
+	AhPtr foreign(ibv_create_ah(pd[1], &a));
+	ASSERT_TRUE(foreign) << "create_ah: " << strerror(errno);
+	ASSERT_NE(pd[0], pd[1]);
+
+	ibv_sge s = sge_of(src, smr.get(), 0, 100);
+	ibv_send_wr wr{}, *bad;
+	wr.wr_id = 7;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &s;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.ud.ah = foreign.get();
+	wr.wr.ud.remote_qpn = qp[1]->qp_num;
+	wr.wr.ud.remote_qkey = kQkey;
+	int ret = ibv_post_send(qp[0], &wr, &bad);
+	if (ret == 0) {
+		auto wc = poll(cq[0]);
+		ASSERT_TRUE(wc) << "no send completion";
+		EXPECT_EQ(wc->wr_id, 7u);
+		EXPECT_WC(*wc, IBV_WC_LOC_QP_OP_ERR);
+	} else {
+		EXPECT_EQ(ret, EINVAL);
+	}
+	EXPECT_TRUE(quiet(cq[1], 1000ms)) << "sent through another PD's AH";
+	EXPECT_TRUE(rb.unchanged());
+}
+
 class Uc : public Pair {};
 
 // UC has no acknowledgements and no NAKs: a WRITE through a bad R_Key is

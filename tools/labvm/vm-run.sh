@@ -3,10 +3,12 @@
 # Run a command as root inside a throw-away QEMU guest that boots Debian's 6.1
 # kernel with this machine's root filesystem shared read-only over virtio-9p.
 #
-#   tools/labvm/vm-run.sh [--two] [--timeout SECS] [--mem MB] [--live]
-#                         [--cwd DIR] [--append ARGS] -- CMD...
+#   tools/labvm/vm-run.sh [--two] [--timeout SECS] [--mem MB] [--smp N]
+#                         [--live] [--cwd DIR] [--append ARGS] -- CMD...
 #
 # One CMD argument is run as shell text (bash -c), several are run as argv.
+# Guests have 2 vCPUs by default (--smp N or LABVM_SMP; --smp 1 hides every
+# race between the data-path work item and an application on another CPU).
 # In the guest CMD runs as root, cwd = the repository (or --cwd), with
 # MRXE_VM=1, MRXE_VM_ROLE=1|2, MRXE_RESULTS=<writable results dir>, and in
 # --two mode MRXE_PEER_IP (guest 1 is 10.77.0.1, guest 2 10.77.0.2 on eth0).
@@ -28,7 +30,7 @@ LABVM_DIR=${LABVM_DIR:-$REPO/build/labvm}
 BAD_RE='BUG:|Oops|WARNING:|general protection|Call Trace'
 
 usage() {
-	sed -n '3,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 log() { echo "labvm: $*" >&2; }
@@ -37,6 +39,7 @@ die() { echo "labvm: error: $*" >&2; exit 2; }
 two=0
 timeout=${LABVM_TIMEOUT:-900}
 mem=${LABVM_MEM:-1024}
+smp=${LABVM_SMP:-2}
 live=0
 cwd=$REPO
 append=
@@ -47,6 +50,8 @@ while [ $# -gt 0 ]; do
 	--timeout=*) timeout=${1#*=} ;;
 	--mem) mem=${2:?}; shift ;;
 	--mem=*) mem=${1#*=} ;;
+	--smp) smp=${2:?}; shift ;;
+	--smp=*) smp=${1#*=} ;;
 	--live) live=1 ;;
 	--cwd) cwd=$(cd "${2:?}" && pwd) || die "--cwd $2: no such directory"; shift ;;
 	--append) append=${2:?}; shift ;;
@@ -78,6 +83,7 @@ for hidden in /tmp /run /var/tmp /var/lib; do
 	esac
 done
 [[ "$mem" =~ ^[0-9]+$ ]] || die "--mem wants MiB"
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp wants a vCPU count"
 
 # Kernel: Debian's 6.1 line (newest installed 6.1.*-amd64 with its modules).
 if [ -z "${LABVM_KVER:-}" ]; then
@@ -157,7 +163,7 @@ start_vm() {
 	fi
 	qemu-system-x86_64 \
 		-name "mrxe-labvm-$i" \
-		-accel tcg,thread=multi -cpu max -smp 1 -m "$mem" \
+		-accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
 		-nodefaults -no-user-config -display none -monitor none \
 		-no-reboot \
 		-serial "file:$d/console.log" \
