@@ -259,6 +259,14 @@ mrxe_run_tests() {
 		exit 0
 	fi
 	local n=0 t rc out failed=0 passed=0 skipped=0 msg
+	if [ -n "${MRXE_TEST_FILTER:-}" ]; then
+		# MRXE_TEST_FILTER=REGEX: run only the matching tests
+		local -a sel=()
+		for t in "$@"; do
+			[[ $t =~ $MRXE_TEST_FILTER ]] && sel+=("$t")
+		done
+		set -- "${sel[@]}"
+	fi
 	ktap_header
 	ktap_plan $#
 	if ! in_lab_vm; then

@@ -1,11 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# selftest-timeout: 360
+# selftest-timeout: 540
 # Unmodified perftest and ibverbs-utils programs between two mrxe devices in
 # two network namespaces: ib_{write,read,send,atomic}_bw, ib_{write,read,
 # send}_lat, ibv_rc_pingpong (buffer validation, classic and ibv_wr_* post
 # API, CQ events), ibv_uc_pingpong, ibv_srq_pingpong.  Short runs; pass means
-# the program completed and reported success.
+# the program completed, reported success and a non-zero result on every
+# result line (perf_result_check).  The *_post_on_poll tests are the SMP
+# stress for "a polled send completion means its SQ slot is free": perftest
+# posts the moment it polls a completion, with the SQ exactly as deep as its
+# window (-t), for MRXE_POST_ON_POLL_ITERS (default 5000) 64 KiB messages
+# and more smaller ones.  (perftest's duration mode, -D, reports 0 MB/s for
+# ib_write_bw, so iterations it is.)
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-120}
 . "$(dirname "$0")/lib.sh"
@@ -26,8 +32,9 @@ pt_run() {
 	xfer_pair $TO "tcp:$PORT" \
 		"$prog" -d "$DEV_A" -x "$GID_A" -p $PORT -F "$@" \
 		-- \
-		"$prog" -d "$DEV_B" -x "$GID_B" -p $PORT -F "$@" "$SRV_IP"
+		"$prog" -d "$DEV_B" -x "$GID_B" -p $PORT -F "$@" "$SRV_IP" || return 1
 	hw_stats "$DEV_B"
+	perf_result_check "$XFER_CLIENT_OUT" "$XFER_SERVER_OUT"
 }
 
 # pp_run PROG ARGS...: ibverbs-utils pingpong, server in A, client in B.
@@ -42,8 +49,9 @@ pp_run() {
 	xfer_pair $TO "tcp:$PORT" \
 		"$prog" -d "$DEV_A" -g "$GID_A" -p $PORT "$@" \
 		-- \
-		"$prog" -d "$DEV_B" -g "$GID_B" -p $PORT "$@" "$SRV_IP"
+		"$prog" -d "$DEV_B" -g "$GID_B" -p $PORT "$@" "$SRV_IP" || return 1
 	hw_stats "$DEV_B"
+	perf_result_check "$XFER_CLIENT_OUT" "$XFER_SERVER_OUT"
 }
 
 test_ib_write_bw() { pt_run ib_write_bw -n 200 -s 65536 --report_gbits; }
@@ -59,6 +67,11 @@ test_ibv_rc_pingpong_new_send_api() { pp_run ibv_rc_pingpong -n 200 -s 4096 -m 1
 test_ibv_rc_pingpong_events() { pp_run ibv_rc_pingpong -n 200 -s 1000 -m 1024 -c -e; }
 test_ibv_uc_pingpong() { pp_run ibv_uc_pingpong -n 200 -s 4096 -m 1024; }
 test_ibv_srq_pingpong() { pp_run ibv_srq_pingpong -n 200 -s 4096 -m 1024 -q 4; }
+POP_N=${MRXE_POST_ON_POLL_ITERS:-5000}
+test_ib_write_bw_post_on_poll() { pt_run ib_write_bw -n "$POP_N" -s 65536 -t 128 --report_gbits; }
+test_ib_read_bw_post_on_poll() { pt_run ib_read_bw -n "$POP_N" -s 65536 -t 128 --report_gbits; }
+test_ib_send_bw_post_on_poll() { pt_run ib_send_bw -n "$((POP_N * 4))" -s 4096 -t 128 --report_gbits; }
+test_ib_write_bw_post_on_poll_small() { pt_run ib_write_bw -n "$((POP_N * 10))" -s 64 -t 16; }
 
 mrxe_run_tests \
 	test_ib_write_bw \
@@ -73,4 +86,8 @@ mrxe_run_tests \
 	test_ibv_rc_pingpong_new_send_api \
 	test_ibv_rc_pingpong_events \
 	test_ibv_uc_pingpong \
-	test_ibv_srq_pingpong
+	test_ibv_srq_pingpong \
+	test_ib_write_bw_post_on_poll \
+	test_ib_read_bw_post_on_poll \
+	test_ib_send_bw_post_on_poll \
+	test_ib_write_bw_post_on_poll_small

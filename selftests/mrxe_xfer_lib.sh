@@ -244,6 +244,8 @@ xfer_pair() {
 	kill $sp 2>/dev/null || true
 	src=0
 	wait $sp || src=$?
+	XFER_CLIENT_OUT=$tag.client
+	XFER_SERVER_OUT=$tag.server
 	echo "\$ ${c[*]}  (server: ${s[*]})"
 	sed 's/^/  client: /' "$tag.client"
 	sed 's/^/  server: /' "$tag.server"
@@ -252,6 +254,31 @@ xfer_pair() {
 		return 1
 	fi
 	return 0
+}
+
+# perf_result_check FILE...: the client's (and server's) output of a perftest
+# or ibverbs-utils pingpong run must report a result, and every result row
+# of at least one FILE must be non-zero: a perftest row "bytes iterations
+# ..." with a non-zero message rate (bw: last column) or average latency
+# (lat: 6th column), or pingpong's "= N Mbit/sec" and "= N usec/iter".
+# Exit status alone would pass a run that moved nothing.  Either side may
+# be the one that measures (perftest 4.5's ib_send_bw client prints zeros
+# for long runs; the receiving server has the numbers).
+perf_result_check() {
+	local f ok=1
+	for f in "$@"; do
+		awk '
+		/t_min\[usec\]/ { lat = 1 }
+		/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ {
+			v = lat ? $6 : $NF
+			n++; if (v + 0 <= 0) { bad++; print "zero result: " $0 }
+		}
+		/ bytes in .* = [0-9.]+ Mbit\/sec/ { n++; if ($(NF - 1) + 0 <= 0) { bad++; print "zero result: " $0 } }
+		/ iters in .* = [0-9.]+ usec\/iter/ { n++; if ($(NF - 1) + 0 <= 0) { bad++; print "zero result: " $0 } }
+		END { exit (n && !bad) ? 0 : 1 }' "$f" && ok=0
+	done
+	[ $ok = 0 ] || echo "no non-zero result in: $*"
+	return $ok
 }
 
 # netem_set SPEC...: apply netem on both veth ends (data and ACK direction);
