@@ -86,6 +86,7 @@ static void mrxe_comp_progress(struct mrxe_qp *qp, u32 next_psn)
 {
 	qp->comp.psn = next_psn;
 	qp->comp.gap = false;
+	qp->comp.rto_backoff = 0;
 	qp->comp.retry_left = qp->pipe.attr.retry_cnt;
 	qp->comp.rnr_left = qp->pipe.attr.rnr_retry;
 	if (mrxe_comp_idle(qp))
@@ -355,6 +356,8 @@ static void mrxe_comp_timeout(struct mrxe_qp *qp)
 		     qp->req.next_new_psn, skb_queue_len(&qp->comp.rxq),
 		     qp->comp.retry_left);
 	qp->comp.gap = true;
+	if (qp->comp.rto_backoff < MRXE_RTO_MAX_BACKOFF)
+		qp->comp.rto_backoff++;
 	mrxe_comp_retry(qp, w);
 }
 

@@ -33,6 +33,8 @@ struct sk_buff;
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
 #define MRXE_RXQ_MAX		16384	/* queued rx packets per QP and side */
 #define MRXE_RXQ_RC_REQ_MAX	(2 * MRXE_PKT_RING)	/* RC requests */
+#define MRXE_RTO_MAX_BACKOFF	6	/* RTO up to 64x the QP's timeout, */
+#define MRXE_RTO_BACKOFF_CAP_NS	(1000ULL * 1000 * 1000)	/* but 1 s at most */
 
 struct mrxe_pkt_meta {
 	u64	send_ns;
@@ -166,6 +168,7 @@ struct mrxe_comp_state {
 	u8	retry_left;
 	u8	rnr_left;
 	bool	gap;		/* rewound for a missing response: wait */
+	u8	rto_backoff;	/* consecutive timeouts without progress */
 	atomic_t timer_fired;
 	struct hrtimer		rto_timer;	/* retransmit, IBA 9.7.6.1 */
 	u64	rto_ns;		/* 0 = infinite (timeout attr 0) */

@@ -146,13 +146,27 @@ static enum hrtimer_restart mrxe_rnr_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* (Re)start the retransmit timer: 4.096 us * 2^timeout (IBA 9.7.6.1.3). */
+/*
+ * (Re)start the retransmit timer: 4.096 us * 2^timeout (IBA 9.7.6.1.3),
+ * doubled for each consecutive timeout without progress (at most
+ * 2^MRXE_RTO_MAX_BACKOFF times, and to no more than 1 s: a long timeout
+ * is not stretched, so a dead peer is still found in about retry_cnt
+ * timeouts).  IBA's Local ACK Timeout is the least a
+ * requester waits; backing off (as TCP does, RFC 6298 5.5) keeps the
+ * retry_cnt budget from being spent within one stall of the peer or of the
+ * network (a loaded host stalls a guest for 300-400 ms; 7 retries of 67 ms
+ * would end the QP).  Progress resets the backoff (mrxe_comp_progress).
+ */
 void mrxe_rto_arm(struct mrxe_qp *qp)
 {
-	if (!qp->comp.rto_ns || qp->pipe.dying)
+	u32 shift = min_t(u32, qp->comp.rto_backoff, MRXE_RTO_MAX_BACKOFF);
+	u64 ns = qp->comp.rto_ns;
+
+	if (!ns || qp->pipe.dying)
 		return;
-	hrtimer_start(&qp->comp.rto_timer, ns_to_ktime(qp->comp.rto_ns),
-		      HRTIMER_MODE_REL);
+	/* back off up to 1 s, never below the QP's own timeout */
+	ns = max(min_t(u64, ns << shift, MRXE_RTO_BACKOFF_CAP_NS), ns);
+	hrtimer_start(&qp->comp.rto_timer, ns_to_ktime(ns), HRTIMER_MODE_REL);
 }
 
 void mrxe_rto_stop(struct mrxe_qp *qp)
@@ -392,6 +406,8 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 	}
 	if (mask & IB_QP_RETRY_CNT)
 		qp->comp.retry_left = pa->retry_cnt;
+	if (mask & (IB_QP_SQ_PSN | IB_QP_TIMEOUT))
+		qp->comp.rto_backoff = 0;
 	if (mask & IB_QP_RNR_RETRY)
 		qp->comp.rnr_left = pa->rnr_retry;
 	if (state == IB_QPS_SQD)

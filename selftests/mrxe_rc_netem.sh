@@ -19,6 +19,12 @@
 #
 # MRXE_VERIFY_SIZES replaces both runs with one run of that size list (all
 # ops); MRXE_VERIFY_ARGS adds mrxe-verify options.
+#
+# A netem that did nothing would pass a data check, so each test also
+# asserts that the fault happened and that the transport reacted: loss ->
+# netem's drop counter moved and mrxe retransmitted; reordering -> a
+# receiver saw a PSN out of sequence (NAK sent); duplication -> a responder
+# saw a duplicate request.
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
 . "$(dirname "$0")/lib.sh"
@@ -26,11 +32,12 @@ MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
 
 PORT=17111
 
-# under_netem BIG_OPS SPEC...: RC at MTU 1024 with netem SPEC on both
-# directions; all ops up to 8 MiB, then 64 MiB for BIG_OPS (comma list).
+# under_netem CHECK BIG_OPS SPEC...: RC at MTU 1024 with netem SPEC on both
+# directions; all ops up to 8 MiB, then 64 MiB for BIG_OPS (comma list);
+# then CHECK (a function) asserts that the fault happened.
 under_netem() {
-	local big_ops=$1
-	shift
+	local check=$1 big_ops=$2
+	shift 2
 	xfer_require verify datapath
 	[ $XFER_LOOP = 1 ] && skip "netem needs a real wire (rxe loopback bypasses qdiscs)"
 	modprobe sch_netem 2>/dev/null || skip "sch_netem not available"
@@ -51,18 +58,32 @@ under_netem() {
 	hw_stats "$DEV_B"
 	run_a tc -s qdisc show dev "$VETH_A"
 	run_b tc -s qdisc show dev "$VETH_B"
+	"$check"
+}
+
+check_loss() {
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "retransmitted packets" "$(pair_stat retrans_pkts)" 0
+}
+
+check_reorder() {
+	expect_gt "PSN sequence NAKs sent" "$(pair_stat seq_err_naks_sent)" 0
+}
+
+check_duplicate() {
+	expect_gt "duplicate requests seen" "$(pair_stat duplicate_request)" 0
 }
 
 test_rc_netem_loss_1pct() {
-	under_netem read,write loss 1%
+	under_netem check_loss read,write loss 1%
 }
 
 test_rc_netem_reorder() {
-	under_netem read delay 1ms reorder 25% 50%
+	under_netem check_reorder read delay 1ms reorder 25% 50%
 }
 
 test_rc_netem_duplicate_1pct() {
-	under_netem read,write,send duplicate 1%
+	under_netem check_duplicate read,write,send duplicate 1%
 }
 
 mrxe_run_tests \

@@ -69,7 +69,7 @@ else
 	# stock rxe has no Q_Key violation counter
 	export MRXE_QKEY_COUNTER=${MRXE_QKEY_COUNTER-}
 fi
-export MRXE_DEV
+export MRXE_DEV MRXE_LINK_TYPE
 
 trap cleanup EXIT
 setup_log=$(
@@ -79,10 +79,13 @@ setup_log=$(
 		# mrxe works per network namespace: its link lives in NS_A.
 		mrxe_netns_setup
 		link_add "$NS_A" "$MRXE_DEV" "$VETH_A"
+		# a global IPv6 GID for the IPv6 cases (no DAD: usable at once)
+		ip netns exec "$NS_A" ip -6 addr add fd00:78::1/64 dev "$VETH_A" nodad
 	else
 		modprobe veth
 		ip link add "$TT_VETH" type veth peer name "$TT_PEER"
 		ip addr add "$TT_IP/24" dev "$TT_VETH"
+		ip -6 addr add fd00:78::1/64 dev "$TT_VETH" nodad
 		ip link set "$TT_VETH" up
 		ip link set "$TT_PEER" up
 		rdma link add "$MRXE_DEV" type "$MRXE_LINK_TYPE" netdev "$TT_VETH"

@@ -307,6 +307,27 @@ stat_value() {
 		tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
 }
 
+# pair_stat NAME: counter NAME summed over both devices (DEV_A + DEV_B).
+pair_stat() {
+	echo $(( $(stat_value "$DEV_A" "$1") + $(stat_value "$DEV_B" "$1") ))
+}
+
+# netem_dropped: packets netem dropped on both veth ends (tc -s "dropped N").
+netem_dropped() {
+	{ run_a tc -s qdisc show dev "$VETH_A"; run_b tc -s qdisc show dev "$VETH_B"; } |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# expect_gt WHAT VALUE MIN: fail (return 1, say why) unless VALUE > MIN.
+expect_gt() {
+	if [ "$2" -gt "$3" ]; then
+		echo "$1: $2 (> $3)"
+		return 0
+	fi
+	echo "FAILED: $1 is $2, expected more than $3"
+	return 1
+}
+
 # verify_run MRXE-VERIFY-OPTIONS...: one mrxe-verify server (A) / client (B)
 # run on TCP port PORT+1 (PORT advances; the caller sets its base).  Honours
 # MRXE_VERIFY_SIZES, MRXE_VERIFY_TIMEOUT and MRXE_VERIFY_ARGS.

@@ -3,6 +3,8 @@
 // memory windows over an RC loopback pair.
 #include "tt.h"
 
+#include <cstdlib>
+
 namespace tt {
 namespace {
 
@@ -26,6 +28,140 @@ protected:
 };
 
 // ------------------------------------------------ zero-length ------------
+
+// RFC 8200 / IBA A17.4.5.1: the IPv6 flow label is 20 bits.  A caller may
+// pass more (UCX sets ~0 for RoCE); the device must mask it, or the extra
+// bits land in the IPv6 version/traffic class and the peer drops every
+// packet (Ip6InHdrErrors).  RC WRITE over an IPv6 GID with flow label ~0:
+// the bytes must arrive.
+TEST_F(Ops, Ipv6FlowLabelAbove20BitsRc)
+{
+	auto g = global_ipv6_gid(dev.ctx);
+	if (!g)
+		GTEST_SKIP() << "no global IPv6 RoCEv2 GID on " << dev.name;
+	ConnOpts o;
+	o.gidx = g->first;
+	o.gid = g->second;
+	o.flow_label = 0xffffffff;
+	o.timeout = 12;
+	o.retry_cnt = 3;
+	ASSERT_NO_FATAL_FAILURE(connect(o, o));
+	GuardedBuf tgt(kLen, 2);
+	auto tmr = tgt.reg(pd[1], kFullRemote);
+	ASSERT_TRUE(tmr);
+	ibv_sge w = s(0, kSrcLen);
+	ASSERT_EQ(post(0, IBV_WR_RDMA_WRITE, 1, &w, 1, tgt.addr(), tmr->rkey), 0);
+	ASSERT_NO_FATAL_FAILURE(expect_done(0, 1, IBV_WC_SUCCESS));
+	tgt.expect_write(0, src.data(), kSrcLen);
+	EXPECT_TRUE(tgt.unchanged());
+}
+
+// IBA 9.7.1: PSNs are compared modulo 2^24, so fewer than 2^23 may be
+// outstanding; mrxe lets one message take at most 2^22 PSNs (a 2 GiB READ
+// at MTU 256 would take 2^23 alone, and a lost first response would then
+// never be retransmitted).  A longer message completes locally with
+// IBV_WC_LOC_LEN_ERR before any packet is sent (the remote MR here is
+// small: a request that went out would be NAKed with a remote error).
+TEST_F(Ops, MessageOverPsnBoundFailsLocally)
+{
+	const char *lt = getenv("MRXE_LINK_TYPE");
+	if (lt && std::string(lt) == "rxe")
+		GTEST_SKIP() << "mrxe's bound (stock rxe sends such a message)";
+	ConnOpts o;
+	o.mtu = IBV_MTU_256;
+	ASSERT_NO_FATAL_FAILURE(connect(o, o));
+	GuardedBuf tgt(kLen, 2);
+	auto tmr = tgt.reg(pd[1], kFullRemote);
+	ASSERT_TRUE(tmr);
+	/* (1 << 22) packets of 256 bytes, plus one byte */
+	ibv_sge big = s(0, 16);
+	big.length = (1u << 30) + 1;
+	ASSERT_EQ(post(0, IBV_WR_RDMA_READ, 1, &big, 1, tgt.addr(), tmr->rkey), 0);
+	ASSERT_NO_FATAL_FAILURE(expect_done(0, 1, IBV_WC_LOC_LEN_ERR));
+	EXPECT_TRUE(src.unchanged());
+	EXPECT_TRUE(tgt.unchanged());
+}
+
+// QP destroy while the RNR timer keeps re-arming (rnr_retry 7, IBA
+// 9.7.5.2.8): teardown must stop the work item before it cancels the timers,
+// or a running work item re-arms a timer after its cancel and the callback
+// later runs on a freed QP.  Without KASAN such a use-after-free rarely
+// crashes on the spot, so this is a stress of 40 rounds (either QP destroyed
+// first, at varying moments); the selftest fails on any BUG/WARNING/Oops in
+// dmesg, and the device must still work afterwards.
+TEST_F(Ops, DestroyDuringRnrRetryStress)
+{
+	GuardedBuf b(4096, 5);
+	auto mr = b.reg(pd[0], IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_TRUE(mr);
+	for (int round = 0; round < 40; round++) {
+		ConnOpts o;
+		o.rnr_retry = 7;
+		o.min_rnr_timer = 1;
+		ASSERT_NO_FATAL_FAILURE(connect_pair(IBV_QPT_RC, o, o));
+		ibv_sge sg = sge_of(b, mr.get(), 0, 64);
+		for (int i = 0; i < 4; i++)
+			ASSERT_EQ(post(0, IBV_WR_SEND, i, &sg, 1), 0);
+		std::this_thread::sleep_for(std::chrono::microseconds(round * 97 % 3000));
+		int first = round & 1;
+		ASSERT_EQ(ibv_destroy_qp(qp[first]), 0);
+		qp[first] = nullptr;
+		ASSERT_EQ(ibv_destroy_qp(qp[!first]), 0);
+		qp[!first] = nullptr;
+		ibv_wc wc[16];
+		for (auto *c : cq)
+			while (ibv_poll_cq(c, 16, wc) > 0)
+				;
+	}
+	// still working
+	ASSERT_NO_FATAL_FAILURE(connect());
+	GuardedBuf tgt(kLen, 2);
+	auto tmr = tgt.reg(pd[1], kFullRemote);
+	ASSERT_TRUE(tmr);
+	ibv_sge w = s(0, 512);
+	ASSERT_EQ(post(0, IBV_WR_RDMA_WRITE, 9, &w, 1, tgt.addr(), tmr->rkey), 0);
+	ASSERT_NO_FATAL_FAILURE(expect_done(0, 9, IBV_WC_SUCCESS));
+	tgt.expect_write(0, src.data(), 512);
+	EXPECT_TRUE(tgt.unchanged());
+}
+
+// A CQ must not shrink below the completions it is already committed to
+// (IBA 11.2.8.2 / 11.4.2.1: no resize may lead to a CQ overrun).  Send WQEs
+// posted and not yet completed will complete on it, even though their
+// completions are produced later by the data path: here 8 SENDs wait on
+// RNR (the peer has no receive WQE, rnr_retry 7), the CQ ring is empty, and
+// resizing it to 4 must fail with EINVAL.  Once they completed and were
+// polled, the same resize succeeds.  (Stock rxe counts only the ring and
+// would accept the first resize.)
+TEST_F(Ops, ResizeCqBelowCommittedSendsFails)
+{
+	const char *lt = getenv("MRXE_LINK_TYPE");
+	if (lt && std::string(lt) == "rxe")
+		GTEST_SKIP() << "stock rxe counts only completions already in the ring";
+	ASSERT_NO_FATAL_FAILURE(connect());
+	GuardedBuf rb(kLen, 3);
+	auto rmr = rb.reg(pd[1], IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_TRUE(rmr);
+	for (int i = 0; i < 8; i++) {
+		ibv_sge sg = s(i * 64, 64);
+		ASSERT_EQ(post(0, IBV_WR_SEND, 100 + i, &sg, 1), 0);
+	}
+	EXPECT_TRUE(quiet(cq[0], 200ms)) << "a SEND completed without a receive WQE";
+	EXPECT_EQ(ibv_resize_cq(cq[0], 4), EINVAL)
+		<< "CQ shrunk below 8 committed send completions";
+	for (int i = 0; i < 8; i++) {
+		ibv_sge rs = sge_of(rb, rmr.get(), i * 64, 64);
+		ASSERT_EQ(post_recv(1, 200 + i, &rs, 1), 0);
+	}
+	for (int i = 0; i < 8; i++)
+		ASSERT_NO_FATAL_FAILURE(expect_done(0, 100 + i, IBV_WC_SUCCESS));
+	for (int i = 0; i < 8; i++)
+		ASSERT_NO_FATAL_FAILURE(expect_done(1, 200 + i, IBV_WC_SUCCESS));
+	rb.expect_write(0, src.data(), 512);
+	EXPECT_TRUE(rb.unchanged());
+	EXPECT_EQ(ibv_resize_cq(cq[0], 4), 0) << "resize of a drained CQ";
+	EXPECT_GE(cq[0]->cqe, 4);
+}
 
 // A zero-length SEND consumes a receive WQE and completes it with
 // byte_len 0 (IBA 9.7.4.1.x: a message may have zero payload).
@@ -339,6 +475,72 @@ TEST_F(Mw, Type1BindAccessAndOutOfWindow)
 
 	// 8 bytes inside the window, 8 bytes past its end (still inside the MR)
 	ASSERT_NO_FATAL_FAILURE(write_refused(rkey, kWinOff + kWinLen - 8, 16, 3));
+}
+
+// IBA 10.6.7.2.6: an MR with bound windows cannot be deregistered.  A
+// type 1 bind (run by the data path after ibv_bind_mw returned) races with
+// ibv_dereg_mr of its MR: exactly one wins.  Either the dereg fails with
+// EBUSY and the window is bound (then unbound, and the dereg succeeds), or
+// the dereg succeeds and the bind completes in error.  What must never
+// happen is a bind that takes the MR after dereg's check: dereg would then
+// wait forever for the window's reference (an unkillable process; the
+// selftest's per-case timeout catches it).  The race window is a few
+// instructions wide, so this is a stress (100 rounds) that shows the
+// outcomes, not a test that reliably failed before the fix.
+TEST_F(Mw, DeregRacesType1Bind)
+{
+	MwPtr mw(ibv_alloc_mw(pd[1], IBV_MW_TYPE_1));
+	ASSERT_TRUE(mw) << "alloc_mw type 1: " << strerror(errno);
+	int busy = 0, freed = 0;
+	for (int round = 0; round < 100; round++) {
+		if (qp_state(qp[1]) != IBV_QPS_RTS) {
+			/* a failed bind moved the QPs to Error: new ones */
+			for (auto &q : qp) {
+				ASSERT_EQ(ibv_destroy_qp(q), 0);
+				q = nullptr;
+			}
+			ibv_wc wc[16];
+			for (auto *c : cq)
+				while (ibv_poll_cq(c, 16, wc) > 0)
+					;
+			ASSERT_NO_FATAL_FAILURE(connect_pair(IBV_QPT_RC));
+		}
+		ibv_mr *mr = ibv_reg_mr(pd[1], tgt.data(), 4096,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_MW_BIND);
+		ASSERT_TRUE(mr) << strerror(errno);
+		ibv_mw_bind b{};
+		b.wr_id = 1000 + round;
+		b.send_flags = IBV_SEND_SIGNALED;
+		b.bind_info.mr = mr;
+		b.bind_info.addr = tgt.addr();
+		b.bind_info.length = 4096;
+		b.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		ASSERT_EQ(ibv_bind_mw(qp[1], mw.get(), &b), 0) << strerror(errno);
+		int ret = ibv_dereg_mr(mr);
+		auto wc = poll(cq[1]);
+		ASSERT_TRUE(wc) << "no bind completion in round " << round;
+		if (ret == 0) {
+			/* dereg won: the bind cannot have bound the freed MR */
+			freed++;
+			EXPECT_NE(wc->status, IBV_WC_SUCCESS)
+				<< "window bound to an MR that was deregistered";
+			continue;
+		}
+		ASSERT_EQ(ret, EBUSY) << "dereg: " << strerror(ret);
+		busy++;
+		EXPECT_WC(*wc, IBV_WC_SUCCESS);
+		/* unbind (zero-length type 1 bind, IBA 10.6.7.2.4), then dereg */
+		b.wr_id = 5000 + round;
+		b.bind_info.length = 0;
+		b.bind_info.addr = 0;
+		ASSERT_EQ(ibv_bind_mw(qp[1], mw.get(), &b), 0) << strerror(errno);
+		ASSERT_NO_FATAL_FAILURE(expect_done(1, 5000 + round, IBV_WC_SUCCESS));
+		ASSERT_EQ(ibv_dereg_mr(mr), 0) << "dereg after unbind";
+	}
+	std::cout << "[ NOTE     ] dereg lost to the bind " << busy << " times, won "
+		  << freed << " times\n";
+	EXPECT_EQ(busy + freed, 100);
 }
 
 // Type 2 MW: a READ starting before the window (inside the MR) fails.

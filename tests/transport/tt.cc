@@ -230,6 +230,23 @@ int Pair::to_init(ibv_qp *q, const ConnOpts &o)
 	return ibv_modify_qp(q, &a, mask);
 }
 
+std::optional<std::pair<int, ibv_gid>> global_ipv6_gid(ibv_context *ctx)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	static const uint8_t zero[16] = {};
+	for (int i = 0; i < 64; i++) {
+		ibv_gid_entry e{};
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		const uint8_t *r = e.gid.raw;
+		if (e.gid_type != IBV_GID_TYPE_ROCE_V2 || !memcmp(r, zero, 16) ||
+		    !memcmp(r, v4mapped, 12) || (r[0] == 0xfe && (r[1] & 0xc0) == 0x80))
+			continue;
+		return std::make_pair(i, e.gid);
+	}
+	return std::nullopt;
+}
+
 int Pair::to_rtr(ibv_qp *q, uint32_t dqpn, const ConnOpts &o)
 {
 	ibv_qp_attr a{};
@@ -241,8 +258,9 @@ int Pair::to_rtr(ibv_qp *q, uint32_t dqpn, const ConnOpts &o)
 		a.rq_psn = 0x1000 + dqpn % 0x1000;
 		a.ah_attr.is_global = 1;
 		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.dgid = dev.gid;
-		a.ah_attr.grh.sgid_index = uint8_t(dev.gidx);
+		a.ah_attr.grh.dgid = o.gidx >= 0 ? o.gid : dev.gid;
+		a.ah_attr.grh.sgid_index = uint8_t(o.gidx >= 0 ? o.gidx : dev.gidx);
+		a.ah_attr.grh.flow_label = o.flow_label;
 		a.ah_attr.grh.hop_limit = 64;
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 		if (q->qp_type == IBV_QPT_RC) {

@@ -130,7 +130,15 @@ struct ConnOpts {
 	uint8_t rnr_retry = 7;		// 7 = retry forever (IBA 9.7.5.2.8, ibv_modify_qp(3))
 	uint8_t min_rnr_timer = 1;	// 0.01 ms
 	ibv_mtu mtu = IBV_MTU_1024;
+	// address: the device's IPv4 GID (dev.gid/gidx) unless gidx >= 0
+	int gidx = -1;
+	ibv_gid gid{};
+	uint32_t flow_label = 0;
 };
+
+// A RoCEv2 GID of a global IPv6 address on port 1 (not link-local, not
+// IPv4-mapped), or nullopt; the selftest adds one (nodad) to the netdev.
+std::optional<std::pair<int, ibv_gid>> global_ipv6_gid(ibv_context *ctx);
 
 class Pair : public ::testing::Test {
 protected:
