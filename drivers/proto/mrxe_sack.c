@@ -16,6 +16,7 @@ void mrxe_sack_init(struct mrxe_sack *sb, u32 isn, const struct mrxe_sack_cfg *c
 		      cfg->rto_init_ns, cfg->min_rtt_win_ns);
 	sb->reo_mult = 1;
 	sb->reo_mult_max = cfg->reo_mult_max ? cfg->reo_mult_max : 16;
+	sb->reo_persist_max = cfg->reo_persist ? cfg->reo_persist : REO_PERSIST;
 	sb->tlp_delack_ns = cfg->tlp_delack_ns;
 	sb->no_tlp = cfg->no_tlp;
 }
@@ -124,7 +125,7 @@ static void reo_widen(struct mrxe_sack *sb, u64 now)
 	sb->reo_widen_ns = now;
 	if (sb->reo_mult < sb->reo_mult_max)
 		sb->reo_mult++;
-	sb->reo_persist = REO_PERSIST;
+	sb->reo_persist = sb->reo_persist_max;
 }
 
 /* Per-ACK scratch state of mrxe_sack_on_ack(). */
@@ -154,10 +155,17 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 	sb->n_sacked++;
 
 	if (e->retx) {
-		/* RFC 8985 6.2 step 2: is this the ACK of an older copy? */
-		spur = (c->echo_ns && psn == c->echo_psn &&
-			c->echo_ns < e->xmit_ns) ||
-		       (min_rtt && c->now - e->xmit_ns < min_rtt);
+		/*
+		 * RFC 8985 6.2 step 2: is this the ACK of an older copy?  The
+		 * echoed send time says so exactly; without it, a delivery
+		 * sooner than 3/4 min_rtt after the retransmission cannot be
+		 * the retransmission's (the margin absorbs min_rtt noise).
+		 */
+		if (c->echo_ns && psn == c->echo_psn)
+			spur = c->echo_ns < e->xmit_ns;
+		else
+			spur = min_rtt &&
+			       c->now - e->xmit_ns < min_rtt - (min_rtt >> 2);
 		if (spur && !(e->flags & MRXE_SKF_SPURIOUS)) {
 			e->flags |= MRXE_SKF_SPURIOUS;
 			sb->cnt.spurious++;
@@ -278,6 +286,7 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 	struct ack_ctx c = { .now = now, .echo_ns = echo_ns };
 	u32 cum = si->epsn & MRXE_PSN_MASK, psn;
 	struct mrxe_sack_ent *e;
+	s32 back;
 	u64 bm;
 	u8 b;
 
@@ -298,11 +307,16 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 			sack_one(sb, mrxe_psn_add(si->blk[b].base,
 						  mrxe_ffs64(bm)), &c);
 	}
-	/* a duplicate of a retransmitted PSN: the retransmission was spurious */
-	if (si->trigger_dup && sk_outstanding(sb, c.echo_psn)) {
+	/*
+	 * A duplicate of a retransmitted PSN (DSACK-like): one of its copies
+	 * was unnecessary.  A slot is only reused MRXE_SACK_WINDOW PSNs
+	 * later, so a PSN acked a moment ago still has its record.
+	 */
+	back = mrxe_psn_diff(sb->nxt, c.echo_psn);
+	if (si->trigger_dup && back > 0 && back <= MRXE_SACK_WINDOW) {
 		e = mrxe_sack_ent(sb, c.echo_psn);
-		if (e->state == MRXE_SK_SACKED && e->retx &&
-		    !(e->flags & MRXE_SKF_SPURIOUS)) {
+		if ((e->state == MRXE_SK_SACKED || e->state == MRXE_SK_FREE) &&
+		    e->retx && !(e->flags & MRXE_SKF_SPURIOUS)) {
 			e->flags |= MRXE_SKF_SPURIOUS;
 			sb->cnt.spurious++;
 			res->spurious++;

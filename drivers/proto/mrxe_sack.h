@@ -57,7 +57,17 @@ struct mrxe_sack_cfg {
 	u64	tlp_delack_ns;	/* peer's worst-case ACK delay, 0: ACK per packet */
 	bool	no_tlp;		/* disable tail-loss probes */
 	u8	reo_mult_max;	/* cap of reo_wnd / (min_rtt / 4), 0: 16 */
+	/*
+	 * Loss recoveries without new reordering evidence before reo_wnd
+	 * shrinks back to min_rtt / 4; 0: 16 as in RFC 8985.  Multipath
+	 * reorders persistently while recoveries are frequent (1% loss is one
+	 * per ~100 packets): MetaRoCE wants a larger value.
+	 */
+	u16	reo_persist;
 };
+
+/* reo_persist for MetaRoCE QPs (see mrxe_meta.h and the simulation test) */
+#define MRXE_SACK_REO_PERSIST_META	256
 
 struct mrxe_sack_cnt {
 	u64	sent;		/* new packets */
@@ -82,7 +92,8 @@ struct mrxe_sack {
 	u32	rack_psn;
 	bool	rack_valid;
 	u8	reo_mult, reo_mult_max;
-	u8	reo_persist;	/* recoveries before reo_mult resets */
+	u16	reo_persist;	/* recoveries before reo_mult resets */
+	u16	reo_persist_max;
 	bool	in_recovery;
 	u64	reo_widen_ns;	/* last reo_mult increase */
 	u64	reo_deadline_ns;	/* RACK reordering timer, 0: off */
