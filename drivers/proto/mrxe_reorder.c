@@ -88,14 +88,14 @@ static u64 window_bits(const struct mrxe_reorder *rw, u32 base)
 {
 	u32 s = RW_SLOT(base), w = s >> 6, b = s & 63;
 	u64 v = rw->bits[w] >> b;
-	s32 lim;
 
+	/*
+	 * Blocks start at ePSN + 1, so only the last bit of the last block
+	 * (ePSN + WINDOW) lies outside the window; it aliases the ePSN slot,
+	 * which is always clear.
+	 */
 	if (b)
 		v |= rw->bits[(w + 1) % RW_WORDS] << (64 - b);
-	/* Bits at or past ePSN + WINDOW alias ePSN and below: mask them. */
-	lim = MRXE_SACK_WINDOW - mrxe_psn_diff(base, rw->epsn);
-	if (lim < 64)
-		v &= lim <= 0 ? 0 : (1ULL << lim) - 1;
 	return v;
 }
 
