@@ -162,7 +162,7 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		 * the retransmission's (the margin absorbs min_rtt noise).
 		 */
 		if (c->echo_ns && psn == c->echo_psn)
-			spur = c->echo_ns < e->xmit_ns;
+			spur = mrxe_mrh_ts(c->echo_ns) < mrxe_mrh_ts(e->xmit_ns);
 		else
 			spur = min_rtt &&
 			       c->now - e->xmit_ns < min_rtt - (min_rtt >> 2);

@@ -149,7 +149,8 @@ int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path);
 /*
  * An ACK arrived at @now: @si from the SACKETH (epsn = cumulative),
  * @echo_ns the send time echoed for si->trigger_psn converted back to the
- * sender's clock (0: none).  Runs RACK loss detection.  Returns 0 or
+ * sender's clock with mrxe_mrh_ts_ns() (0: none; compared at MRH tick
+ * resolution).  Runs RACK loss detection.  Returns 0 or
  * MRXE_SACK_EACK (nothing changed).
  */
 int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,

@@ -483,9 +483,32 @@ struct mrxe_mrh {
 	u8	path_gen;	/* bumped when the path's UDP source port changes */
 	u32	msn;		/* 24 bits: message sequence number */
 	u32	offset;		/* payload byte offset within the message */
-	u32	tsval;		/* sender clock, microseconds, wraps */
+	u32	tsval;		/* sender clock, mrxe_mrh_ts() */
 	u32	tsecr;		/* tsval of the packet this one answers */
 };
+
+/*
+ * MRH timestamps count 1.024 us ticks (ns >> 10, no division) and wrap
+ * after about 73 minutes; only differences and echoes are used.
+ */
+#define MRXE_MRH_TS_SHIFT	10
+
+static inline u32 mrxe_mrh_ts(u64 ns)
+{
+	return (u32)(ns >> MRXE_MRH_TS_SHIFT);
+}
+
+/*
+ * An echoed tsecr back in the sender's ns clock, given the sender's @now_ns
+ * (the tick it was sent in, rounded down; 0 if older than the clock).
+ */
+static inline u64 mrxe_mrh_ts_ns(u32 ts, u64 now_ns)
+{
+	u64 age = (u32)(mrxe_mrh_ts(now_ns) - ts);
+	u64 tick = now_ns >> MRXE_MRH_TS_SHIFT;
+
+	return age > tick ? 0 : (tick - age) << MRXE_MRH_TS_SHIFT;
+}
 
 void mrxe_mrh_build(u8 *p, const struct mrxe_mrh *h);
 /* Returns 0 or MRXE_PARSE_MRH (unknown version/class, reserved bits set). */

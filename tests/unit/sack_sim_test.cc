@@ -2,7 +2,8 @@
 // End-to-end simulation of MetaRoCE selective repeat with the pure-C
 // engines: sender (mrxe_sack: scoreboard, RACK-TLP, RTO) -> a lossy,
 // reordering, duplicating data channel -> receiver (mrxe_reorder) -> ACKs
-// with SACKETH-equivalent info over a lossy ACK channel -> sender.  Driven
+// carrying BTH PSN, MRH tsecr and SACKETH bytes (built and parsed by
+// mrxe_wire) over a lossy ACK channel -> sender.  Driven
 // event by event with a simulated nanosecond clock; after every step it
 // checks the invariants: every PSN is delivered to the application exactly
 // once, the receiver never accepts a duplicate as new, the scoreboard
@@ -52,12 +53,14 @@ struct SimResult {
 struct Pkt {
 	u32 psn;
 	u64 abs;	// absolute index, for the checks only
-	u64 tsval;	// sender time of this transmission (echoed)
+	u32 tsval;	// MRH tsval of this transmission (echoed)
 };
 
+// An ACK as it travels: BTH.PSN (ePSN - 1), MRH tsecr and SACKETH bytes.
 struct Ack {
-	struct mrxe_sack_info si;
-	u64 echo;
+	u32 bth_psn;
+	u32 tsecr;
+	std::vector<u8> sacketh;
 };
 
 struct Ev {
@@ -181,7 +184,7 @@ private:
 
 	void xmit(u32 psn, u64 abs)
 	{
-		Pkt p = { psn, abs, now_ };
+		Pkt p = { psn, abs, mrxe_mrh_ts(now_) };
 		bool drop = uni() < c_.data_loss;
 
 		if (c_.drop_last_once && abs == c_.npkts - 1 && !last_dropped_) {
@@ -259,9 +262,13 @@ private:
 			return ::testing::AssertionFailure() << "new abs " << p.abs
 				<< " called duplicate";
 		}
+		struct mrxe_sack_info si;
 		Ack a;
-		mrxe_reorder_sack(&rw_, &a.si, c_.max_blocks);
-		a.echo = p.tsval;
+		mrxe_reorder_sack(&rw_, &si, c_.max_blocks);
+		a.bth_psn = mrxe_psn_add(si.epsn, MRXE_PSN_MASK);
+		a.tsecr = p.tsval;
+		a.sacketh.resize(mrxe_sacketh_len(si.nblocks));
+		mrxe_sacketh_build(a.sacketh.data(), &si);
 		if (uni() < c_.ack_loss)
 			return ::testing::AssertionSuccess();
 		acks_.push_back(a);
@@ -272,9 +279,15 @@ private:
 
 	::testing::AssertionResult on_ack(size_t idx)
 	{
+		const Ack &a = acks_[idx];
+		struct mrxe_sack_info si;
 		struct mrxe_sack_ack_res r;
-		int ret = mrxe_sack_on_ack(&sb_, &acks_[idx].si, acks_[idx].echo, now_, &r);
+		int ret = mrxe_sacketh_parse(a.sacketh.data(), a.sacketh.size(),
+					     mrxe_psn_add(a.bth_psn, 1), &si);
 
+		if (ret != (int)a.sacketh.size())
+			return ::testing::AssertionFailure() << "SACKETH parse " << ret;
+		ret = mrxe_sack_on_ack(&sb_, &si, mrxe_mrh_ts_ns(a.tsecr, now_), now_, &r);
 		if (ret)
 			return ::testing::AssertionFailure() << "on_ack " << ret;
 		return ::testing::AssertionSuccess();

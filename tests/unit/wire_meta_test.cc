@@ -260,3 +260,26 @@ TEST(WireMeta, AutoCapabilityBit)
 }
 
 } // namespace
+
+namespace {
+
+TEST(WireMeta, TimestampTicksAndEcho)
+{
+	const u64 now = 5000000123ull;	// 5 s
+	u32 ts = mrxe_mrh_ts(now - 20000);	// sent 20 us ago
+
+	EXPECT_EQ(mrxe_mrh_ts(1023), 0u);
+	EXPECT_EQ(mrxe_mrh_ts(1024), 1u);
+	u64 back = mrxe_mrh_ts_ns(ts, now);
+	EXPECT_LE(back, now - 20000);
+	EXPECT_GT(back + 1024, now - 20000);
+	// Across the 32-bit tick wrap.
+	const u64 big = (1ull << (32 + MRXE_MRH_TS_SHIFT)) + 5000;
+	u32 t2 = mrxe_mrh_ts(big - 10000);
+	EXPECT_GT(t2, 0xfffffff0u);
+	EXPECT_EQ(mrxe_mrh_ts_ns(t2, big), ((big - 10000) >> 10) << 10);
+	// Older than the clock itself: 0 (no echo).
+	EXPECT_EQ(mrxe_mrh_ts_ns(100, 50 * 1024), 0u);
+}
+
+} // namespace
