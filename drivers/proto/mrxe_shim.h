@@ -14,6 +14,9 @@
 #include <linux/bitops.h>
 #include <linux/minmax.h>
 #include <asm/byteorder.h>
+
+#define mrxe_hweight64(x)	hweight64(x)
+#define mrxe_ffs64(x)		__ffs64(x)	/* x != 0 */
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,12 +48,19 @@ typedef __s64 s64;
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #endif
+#ifndef min_t
+#define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define max_t(t, a, b) ((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 #ifndef BIT
 #define BIT(n) (1UL << (n))
 #endif
+
+#define mrxe_hweight64(x)	__builtin_popcountll(x)
+#define mrxe_ffs64(x)		__builtin_ctzll(x)	/* x != 0 */
 #endif /* __KERNEL__ */
 
 #endif /* MRXE_SHIM_H */

@@ -352,3 +352,179 @@ u32 mrxe_icrc(const u8 *l3, bool ipv6, const u8 *udp, const u8 *bth, u32 len)
 		crc = icrc_crc32(crc, bth + MRXE_BTH_LEN, len - MRXE_BTH_LEN);
 	return ~crc;
 }
+
+/* ---- MetaRoCE: MRH, header stack, SACKETH (wire-format.rst) ---- */
+
+u8 mrxe_mrh_class_of(u8 opcode)
+{
+	u32 m = mrxe_op_mask(opcode);
+
+	if (!(m & MRXE_M_VALID) || (m & (MRXE_HDR_DETH | MRXE_M_CNP)))
+		return 0;
+	if (m & MRXE_M_SEND)
+		return MRXE_MRH_SEND;
+	if (m & MRXE_M_WRITE)
+		return MRXE_MRH_WRITE;
+	if (m & MRXE_M_READ)
+		return MRXE_MRH_READ_REQ;
+	if (m & MRXE_M_READ_RESP)
+		return MRXE_MRH_READ_RESP;
+	if (m & MRXE_M_ATOMIC)
+		return MRXE_MRH_ATOMIC;
+	if (m & (MRXE_M_ACK | MRXE_M_ATOMIC_ACK))
+		return MRXE_MRH_ACK;
+	return 0;
+}
+
+void mrxe_mrh_build(u8 *p, const struct mrxe_mrh *h)
+{
+	p[0] = (u8)((h->version & 0xf) << 4) | (h->cls & 0xf);
+	p[1] = h->flags & 0xf0;
+	p[2] = h->path;
+	p[3] = h->path_gen;
+	p[4] = 0;
+	mrxe_put24(p + 5, h->msn & MRXE_MSN_MASK);
+	mrxe_put32(p + 8, h->offset);
+	mrxe_put32(p + 12, h->tsval);
+	mrxe_put32(p + 16, h->tsecr);
+}
+
+int mrxe_mrh_parse(const u8 *p, struct mrxe_mrh *h)
+{
+	h->version = p[0] >> 4;
+	h->cls = p[0] & 0xf;
+	h->flags = p[1];
+	h->path = p[2];
+	h->path_gen = p[3];
+	h->msn = mrxe_get24(p + 5);
+	h->offset = mrxe_get32(p + 8);
+	h->tsval = mrxe_get32(p + 12);
+	h->tsecr = mrxe_get32(p + 16);
+	if (h->version != MRXE_MRH_VERSION || (p[1] & 0x0f) || p[4] ||
+	    h->cls < MRXE_MRH_SEND || h->cls > MRXE_MRH_ACK)
+		return MRXE_PARSE_MRH;
+	return 0;
+}
+
+/* WRITE MIDDLE/LAST gain a RETH in MetaRoCE mode. */
+static bool meta_adds_reth(u32 mask)
+{
+	return (mask & MRXE_M_WRITE) && !(mask & MRXE_HDR_RETH);
+}
+
+u32 mrxe_meta_hdr_len(u8 opcode)
+{
+	u32 mask = mrxe_op_mask(opcode);
+
+	if (!mrxe_mrh_class_of(opcode))
+		return 0;
+	return mrxe_op_hdr_len(opcode) + MRXE_MRH_LEN +
+	       (meta_adds_reth(mask) ? MRXE_RETH_LEN : 0);
+}
+
+u32 mrxe_meta_hdr_off(u8 opcode, u32 hdr)
+{
+	u32 mask = mrxe_op_mask(opcode);
+	u32 off;
+
+	if (!mrxe_mrh_class_of(opcode))
+		return 0;
+	if (meta_adds_reth(mask)) {
+		/* RETH is the first extension header of a WRITE. */
+		if (hdr == MRXE_HDR_RETH)
+			return MRXE_BTH_LEN + MRXE_MRH_LEN;
+		off = mrxe_op_hdr_off(opcode, hdr);
+		return off ? off + MRXE_MRH_LEN + MRXE_RETH_LEN : 0;
+	}
+	off = mrxe_op_hdr_off(opcode, hdr);
+	return off ? off + MRXE_MRH_LEN : 0;
+}
+
+void mrxe_sacketh_build(u8 *p, const struct mrxe_sack_info *s)
+{
+	u8 n = min_t(u8, s->nblocks, MRXE_SACK_MAX_BLOCKS);
+	u8 i;
+
+	p[0] = (s->trigger_dup ? 0x80 : 0) | n;
+	mrxe_put24(p + 1, s->trigger_psn & MRXE_PSN_MASK);
+	p += MRXE_SACKETH_HDR_LEN;
+	for (i = 0; i < n; i++, p += MRXE_SACKETH_BLK_LEN) {
+		p[0] = 0;
+		mrxe_put24(p + 1, s->blk[i].base & MRXE_PSN_MASK);
+		mrxe_put64(p + 4, s->blk[i].bitmap);
+	}
+}
+
+int mrxe_sacketh_parse(const u8 *p, u32 len, u32 epsn, struct mrxe_sack_info *s)
+{
+	u8 n, i;
+	s32 d;
+
+	if (len < MRXE_SACKETH_HDR_LEN)
+		return MRXE_PARSE_SHORT;
+	n = p[0] & 0x07;
+	if ((p[0] & 0x78) || n > MRXE_SACK_MAX_BLOCKS)
+		return MRXE_PARSE_MRH;
+	if (len < mrxe_sacketh_len(n))
+		return MRXE_PARSE_SHORT;
+	s->epsn = epsn & MRXE_PSN_MASK;
+	s->trigger_dup = p[0] & 0x80;
+	s->trigger_psn = mrxe_get24(p + 1);
+	s->nblocks = n;
+	p += MRXE_SACKETH_HDR_LEN;
+	for (i = 0; i < n; i++, p += MRXE_SACKETH_BLK_LEN) {
+		if (p[0])
+			return MRXE_PARSE_MRH;
+		s->blk[i].base = mrxe_get24(p + 1);
+		s->blk[i].bitmap = mrxe_get64(p + 4);
+		d = mrxe_psn_diff(s->blk[i].base, s->epsn);
+		if (d <= 0 || d >= MRXE_SACK_WINDOW)
+			return MRXE_PARSE_MRH;
+	}
+	return (int)mrxe_sacketh_len(n);
+}
+
+int mrxe_meta_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info,
+			struct mrxe_mrh *mrh)
+{
+	struct mrxe_sack_info si;
+	u32 hdr_len, mask, room;
+	u8 opcode;
+	int ret;
+
+	if (len < MRXE_BTH_LEN + MRXE_MRH_LEN + MRXE_ICRC_LEN)
+		return MRXE_PARSE_SHORT;
+	opcode = mrxe_bth_opcode(bth);
+	mask = mrxe_op_mask(opcode);
+	if (!mrxe_mrh_class_of(opcode))
+		return MRXE_PARSE_OPCODE;
+	if (mrxe_bth_tver(bth) != MRXE_META_TVER)
+		return MRXE_PARSE_TVER;
+	if (mrxe_mrh_parse(bth + MRXE_BTH_LEN, mrh) ||
+	    mrh->cls != mrxe_mrh_class_of(opcode))
+		return MRXE_PARSE_MRH;
+	hdr_len = mrxe_meta_hdr_len(opcode);
+	if (len < hdr_len + MRXE_ICRC_LEN)
+		return MRXE_PARSE_SHORT;
+	if (opcode == MRXE_OPC(MRXE_TR_RC, MRXE_OP_ACK)) {
+		ret = mrxe_sacketh_parse(bth + hdr_len,
+					 len - hdr_len - MRXE_ICRC_LEN,
+					 mrxe_psn_add(mrxe_bth_psn(bth), 1), &si);
+		if (ret < 0)
+			return ret;
+		hdr_len += ret;
+	}
+	room = len - hdr_len - MRXE_ICRC_LEN;
+	info->pad = mrxe_bth_pad(bth);
+	if (info->pad > room)
+		return MRXE_PARSE_PAD;
+	if (!(mask & MRXE_HDR_PAYLOAD) && room)
+		return MRXE_PARSE_LEN;
+	info->mask = mask;
+	info->opcode = opcode;
+	info->hdr_len = (u16)hdr_len;
+	info->paylen = room - info->pad;
+	info->psn = mrxe_bth_psn(bth);
+	info->qpn = mrxe_bth_qpn(bth);
+	return MRXE_PARSE_OK;
+}

@@ -373,6 +373,7 @@ enum mrxe_parse_err {
 	MRXE_PARSE_TVER		= -3,	/* transport version != 0 */
 	MRXE_PARSE_PAD		= -4,	/* pad larger than payload */
 	MRXE_PARSE_LEN		= -5,	/* payload on an op without one */
+	MRXE_PARSE_MRH		= -6,	/* bad MetaRoCE header/SACKETH */
 };
 
 struct mrxe_pkt_info {
@@ -423,5 +424,153 @@ static inline u32 mrxe_icrc_get(const u8 *p)
 	return (u32)p[0] | ((u32)p[1] << 8) | ((u32)p[2] << 16) |
 	       ((u32)p[3] << 24);
 }
+
+/* ---- MetaRoCE (Documentation/wire-format.rst, "MetaRoCE mode") ---- */
+/*
+ * Everything below is additive: a standard-mode packet never carries any of
+ * it.  A MetaRoCE packet is a RoCEv2 packet with BTH TVer = 1 and a 20-byte
+ * MetaRoCE header (MRH) right after the BTH, before the IBA extension
+ * headers.  MetaRoCE ACKs (opcode ACK, TVer = 1) carry MRH, AETH and a
+ * SACK extension header (SACKETH).
+ */
+#define MRXE_META_TVER		1
+#define MRXE_MRH_LEN		20
+#define MRXE_MRH_VERSION	0
+
+/*
+ * `auto` negotiation: BTH byte 8 bit 6 (the top bit of the IBA "resv7"
+ * field).  An auto requester sets it on standard-mode requests; an mrxe
+ * responder that speaks MetaRoCE echoes it on its ACKs and READ/atomic
+ * responses.  Stock rxe never reads resv7 and sends it as 0; it is covered
+ * by the ICRC, so the network cannot set it.
+ */
+#define MRXE_BTH_META_CAP	0x40
+
+static inline bool mrxe_bth_meta_cap(const u8 *bth)
+{
+	return bth[8] & MRXE_BTH_META_CAP;
+}
+
+static inline void mrxe_bth_set_meta_cap(u8 *bth, bool on)
+{
+	if (on)
+		bth[8] |= MRXE_BTH_META_CAP;
+	else
+		bth[8] &= (u8)~MRXE_BTH_META_CAP;
+}
+
+/* MRH byte 0 bits 3..0: what the packet is (checked against the opcode). */
+enum mrxe_mrh_class {
+	MRXE_MRH_SEND		= 1,
+	MRXE_MRH_WRITE		= 2,
+	MRXE_MRH_READ_REQ	= 3,
+	MRXE_MRH_READ_RESP	= 4,
+	MRXE_MRH_ATOMIC		= 5,
+	MRXE_MRH_ACK		= 6,	/* ACK/NAK and atomic ACK */
+};
+
+/* MRH byte 1 */
+#define MRXE_MRH_F_ECE		0x80	/* ECN echo: CE seen since last report */
+#define MRXE_MRH_F_RETX		0x40	/* a retransmission */
+#define MRXE_MRH_F_SYNC		0x20	/* first MetaRoCE packet after `auto` upgrade */
+#define MRXE_MRH_F_TSECR	0x10	/* tsecr is valid */
+
+struct mrxe_mrh {
+	u8	version;	/* MRXE_MRH_VERSION */
+	u8	cls;		/* enum mrxe_mrh_class */
+	u8	flags;		/* MRXE_MRH_F_* */
+	u8	path;		/* path index, < MRXE_MAX_PATHS */
+	u8	path_gen;	/* bumped when the path's UDP source port changes */
+	u32	msn;		/* 24 bits: message sequence number */
+	u32	offset;		/* payload byte offset within the message */
+	u32	tsval;		/* sender clock, mrxe_mrh_ts() */
+	u32	tsecr;		/* tsval of the packet this one answers */
+};
+
+/*
+ * MRH timestamps count 1.024 us ticks (ns >> 10, no division) and wrap
+ * after about 73 minutes; only differences and echoes are used.
+ */
+#define MRXE_MRH_TS_SHIFT	10
+
+static inline u32 mrxe_mrh_ts(u64 ns)
+{
+	return (u32)(ns >> MRXE_MRH_TS_SHIFT);
+}
+
+/*
+ * An echoed tsecr back in the sender's ns clock, given the sender's @now_ns
+ * (the tick it was sent in, rounded down; 0 if older than the clock).
+ */
+static inline u64 mrxe_mrh_ts_ns(u32 ts, u64 now_ns)
+{
+	u64 age = (u32)(mrxe_mrh_ts(now_ns) - ts);
+	u64 tick = now_ns >> MRXE_MRH_TS_SHIFT;
+
+	return age > tick ? 0 : (tick - age) << MRXE_MRH_TS_SHIFT;
+}
+
+void mrxe_mrh_build(u8 *p, const struct mrxe_mrh *h);
+/* Returns 0 or MRXE_PARSE_MRH (unknown version/class, reserved bits set). */
+int mrxe_mrh_parse(const u8 *p, struct mrxe_mrh *h);
+/* The MRH class an opcode must carry, 0 if it cannot be MetaRoCE. */
+u8 mrxe_mrh_class_of(u8 opcode);
+
+/*
+ * MetaRoCE header stack: BTH, MRH, then the IBA extension headers of the
+ * opcode, where every WRITE packet (not only FIRST/ONLY) carries RETH so
+ * it can be placed at RETH.va + MRH.offset without the first packet.
+ * Both return 0 for an opcode that has no MetaRoCE form (UD, CNP).  For
+ * MRXE_OP_ACK the SACKETH that follows the AETH is not included.
+ */
+u32 mrxe_meta_hdr_len(u8 opcode);
+u32 mrxe_meta_hdr_off(u8 opcode, u32 hdr);
+
+/*
+ * SACK state shared by the reorder window (receiver), the scoreboard
+ * (sender) and the SACKETH codec.  MRXE_SACK_WINDOW is the most PSNs a
+ * sender may have outstanding and what a receiver tracks above its ePSN
+ * (equal to MRXE_PKT_RING in drivers/mrxe_pipe.h).
+ */
+#define MRXE_SACK_WINDOW	256
+#define MRXE_SACK_BLOCK_BITS	64
+#define MRXE_SACK_MAX_BLOCKS	(MRXE_SACK_WINDOW / MRXE_SACK_BLOCK_BITS)
+#define MRXE_SACKETH_HDR_LEN	4
+#define MRXE_SACKETH_BLK_LEN	12
+
+struct mrxe_sack_blk {
+	u32	base;		/* PSN of bit 0 */
+	u64	bitmap;		/* bit i set: base + i received */
+};
+
+struct mrxe_sack_info {
+	u32	epsn;		/* every PSN before it received (BTH.PSN + 1) */
+	u32	trigger_psn;	/* PSN of the packet that caused this ACK */
+	bool	trigger_dup;	/* ... and it was a duplicate */
+	u8	nblocks;
+	struct mrxe_sack_blk blk[MRXE_SACK_MAX_BLOCKS];
+};
+
+static inline u32 mrxe_sacketh_len(u8 nblocks)
+{
+	return MRXE_SACKETH_HDR_LEN + (u32)nblocks * MRXE_SACKETH_BLK_LEN;
+}
+
+/* Writes mrxe_sacketh_len(s->nblocks) bytes; epsn travels in the BTH. */
+void mrxe_sacketh_build(u8 *p, const struct mrxe_sack_info *s);
+/*
+ * Parses at most @len bytes; @epsn is BTH.PSN + 1 of the ACK.  Returns the
+ * SACKETH length or MRXE_PARSE_SHORT / MRXE_PARSE_MRH (more than
+ * MRXE_SACK_MAX_BLOCKS blocks, a block not above epsn or beyond the window).
+ */
+int mrxe_sacketh_parse(const u8 *p, u32 len, u32 epsn, struct mrxe_sack_info *s);
+
+/*
+ * Validation of a MetaRoCE packet (TVer = 1): like mrxe_pkt_parse() but
+ * with the MetaRoCE header stack; fills @mrh too.  For an ACK, hdr_len
+ * includes the SACKETH.
+ */
+int mrxe_meta_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info,
+			struct mrxe_mrh *mrh);
 
 #endif /* MRXE_WIRE_H */

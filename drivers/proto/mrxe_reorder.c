@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Receiver reorder window; invariant and reference in mrxe_reorder.h.
+ * Slot of a PSN: psn % MRXE_SACK_WINDOW (a power of two); the bitmap is
+ * circular, so advancing ePSN clears the slots it passes.
+ */
+#include "mrxe_reorder.h"
+
+#define RW_WORDS	(MRXE_SACK_WINDOW / 64)
+#define RW_SLOT(psn)	((psn) & (MRXE_SACK_WINDOW - 1))
+
+static bool slot_test(const struct mrxe_reorder *rw, u32 s)
+{
+	return (rw->bits[s >> 6] >> (s & 63)) & 1;
+}
+
+static void slot_set(struct mrxe_reorder *rw, u32 s)
+{
+	rw->bits[s >> 6] |= 1ULL << (s & 63);
+}
+
+static void slot_clear(struct mrxe_reorder *rw, u32 s)
+{
+	rw->bits[s >> 6] &= ~(1ULL << (s & 63));
+}
+
+void mrxe_reorder_init(struct mrxe_reorder *rw, u32 epsn)
+{
+	memset(rw, 0, sizeof(*rw));
+	rw->epsn = epsn & MRXE_PSN_MASK;
+	rw->last_psn = mrxe_psn_add(rw->epsn, MRXE_PSN_MASK);
+}
+
+bool mrxe_reorder_has(const struct mrxe_reorder *rw, u32 psn)
+{
+	s32 d = mrxe_psn_diff(psn, rw->epsn);
+
+	if (d < 0)
+		return true;
+	if (d >= MRXE_SACK_WINDOW)
+		return false;
+	return slot_test(rw, RW_SLOT(psn));
+}
+
+enum mrxe_rx_verdict mrxe_reorder_accept(struct mrxe_reorder *rw, u32 psn)
+{
+	s32 d;
+
+	psn &= MRXE_PSN_MASK;
+	d = mrxe_psn_diff(psn, rw->epsn);
+	if (d >= MRXE_SACK_WINDOW) {
+		rw->cnt.out_of_window++;
+		return MRXE_RX_OUT_OF_WINDOW;
+	}
+	rw->last_psn = psn;
+	if (d < 0 || slot_test(rw, RW_SLOT(psn))) {
+		rw->last_dup = true;
+		rw->cnt.duplicate++;
+		return MRXE_RX_DUPLICATE;
+	}
+	rw->last_dup = false;
+	rw->cnt.accepted++;
+	if (d > 0) {
+		rw->cnt.ooo++;
+		slot_set(rw, RW_SLOT(psn));
+		return MRXE_RX_NEW;
+	}
+	/* d == 0: advance over everything held contiguously */
+	rw->epsn = mrxe_psn_add(rw->epsn, 1);
+	while (slot_test(rw, RW_SLOT(rw->epsn))) {
+		slot_clear(rw, RW_SLOT(rw->epsn));
+		rw->epsn = mrxe_psn_add(rw->epsn, 1);
+	}
+	return MRXE_RX_NEW;
+}
+
+u32 mrxe_reorder_held(const struct mrxe_reorder *rw)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < RW_WORDS; i++)
+		n += mrxe_hweight64(rw->bits[i]);
+	return n;
+}
+
+/* 64 received bits for PSNs base .. base + 63 (base after ePSN). */
+static u64 window_bits(const struct mrxe_reorder *rw, u32 base)
+{
+	u32 s = RW_SLOT(base), w = s >> 6, b = s & 63;
+	u64 v = rw->bits[w] >> b;
+
+	/*
+	 * Blocks start at ePSN + 1, so only the last bit of the last block
+	 * (ePSN + WINDOW) lies outside the window; it aliases the ePSN slot,
+	 * which is always clear.
+	 */
+	if (b)
+		v |= rw->bits[(w + 1) % RW_WORDS] << (64 - b);
+	return v;
+}
+
+u8 mrxe_reorder_sack(struct mrxe_reorder *rw, struct mrxe_sack_info *si,
+		     u8 max_blocks)
+{
+	struct mrxe_sack_blk cand[MRXE_SACK_MAX_BLOCKS];
+	u8 ncand = 0, first = MRXE_SACK_MAX_BLOCKS, k, i;
+	s32 dl;
+
+	si->epsn = rw->epsn;
+	si->trigger_psn = rw->last_psn;
+	si->trigger_dup = rw->last_dup;
+	si->nblocks = 0;
+	if (!max_blocks)
+		return 0;
+	if (max_blocks > MRXE_SACK_MAX_BLOCKS)
+		max_blocks = MRXE_SACK_MAX_BLOCKS;
+	dl = mrxe_psn_diff(rw->last_psn, rw->epsn);
+	for (k = 0; k < MRXE_SACK_MAX_BLOCKS; k++) {
+		u32 base = mrxe_psn_add(rw->epsn, 1 + 64 * k);
+		u64 v = window_bits(rw, base);
+
+		if (!v)
+			continue;
+		if (dl > 0 && (u32)(dl - 1) / 64 == k)
+			first = ncand;
+		cand[ncand].base = base;
+		cand[ncand].bitmap = v;
+		ncand++;
+	}
+	if (ncand <= max_blocks) {
+		memcpy(si->blk, cand, ncand * sizeof(cand[0]));
+		si->nblocks = ncand;
+		return ncand;
+	}
+	/*
+	 * Too many: the newest arrival's block first (it tells the sender's
+	 * RACK what was delivered last) unless only one block fits, then
+	 * the others from a cursor that moves one block per ACK.
+	 */
+	if (max_blocks < 2)
+		first = MRXE_SACK_MAX_BLOCKS;
+	if (first < ncand)
+		si->blk[si->nblocks++] = cand[first];
+	for (i = 0; i < ncand && si->nblocks < max_blocks; i++) {
+		k = (rw->rot + i) % ncand;
+		if (k != first)
+			si->blk[si->nblocks++] = cand[k];
+	}
+	rw->rot = (rw->rot + 1) % MRXE_SACK_MAX_BLOCKS;
+	return si->nblocks;
+}

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+// Unit tests for drivers/proto/mrxe_sack.{h,c}: the sender scoreboard,
+// RACK loss detection (RFC 8985 6), TLP (7), RTO (RFC 6298), Karn RTT
+// samples and spurious-retransmission detection.  Directed edge cases here;
+// the randomized end-to-end simulation is in sack_sim_test.cc.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+extern "C" {
+#include "mrxe_sack.h"
+}
+
+namespace {
+
+constexpr u64 kUs = 1000, kMs = 1000 * kUs;
+
+struct mrxe_sack_cfg cfg(bool tlp = true)
+{
+	struct mrxe_sack_cfg c = {};
+
+	c.rto_floor_ns = 200 * kUs;
+	c.rto_ceil_ns = 100 * kMs;
+	c.rto_init_ns = 1 * kMs;
+	c.min_rtt_win_ns = 10000 * kMs;
+	c.no_tlp = !tlp;
+	return c;
+}
+
+struct mrxe_sack_info ack(u32 epsn)
+{
+	struct mrxe_sack_info si = {};
+
+	si.epsn = epsn & MRXE_PSN_MASK;
+	si.trigger_psn = mrxe_psn_add(epsn, MRXE_PSN_MASK);
+	return si;
+}
+
+// SACK PSNs [from, to) above epsn in one block at base epsn + 1.
+struct mrxe_sack_info sack(u32 epsn, u32 from, u32 to)
+{
+	struct mrxe_sack_info si = ack(epsn);
+
+	si.nblocks = 1;
+	si.blk[0].base = mrxe_psn_add(epsn, 1);
+	for (u32 p = from; p != to; p = mrxe_psn_add(p, 1))
+		si.blk[0].bitmap |= 1ULL << (mrxe_psn_diff(p, epsn) - 1);
+	si.trigger_psn = mrxe_psn_add(to, MRXE_PSN_MASK);
+	return si;
+}
+
+class Sack : public ::testing::Test {
+protected:
+	struct mrxe_sack sb;
+
+	void init(u32 isn, bool tlp = true)
+	{
+		auto c = cfg(tlp);
+		mrxe_sack_init(&sb, isn, &c);
+	}
+
+	// Warm the estimator: n packets with a constant 20 us RTT.
+	u64 warm(u64 now, int n = 8)
+	{
+		for (int i = 0; i < n; i++) {
+			EXPECT_EQ(mrxe_sack_on_send(&sb, sb.nxt, now, 0, 100), 0);
+			now += 20 * kUs;
+			auto si = ack(sb.nxt);
+			EXPECT_EQ(mrxe_sack_on_ack(&sb, &si, 0, now, nullptr), 0);
+		}
+		return now;
+	}
+
+	void TearDown() override
+	{
+		EXPECT_EQ(mrxe_sack_check(&sb), 0);
+	}
+};
+
+TEST_F(Sack, CumulativeAckDeliversAndSamplesRtt)
+{
+	init(1000);
+	for (u32 i = 0; i < 10; i++)
+		ASSERT_EQ(mrxe_sack_on_send(&sb, 1000 + i, i * kUs, 1, 64), 0);
+	EXPECT_EQ(sb.n_inflight, 10u);
+	EXPECT_EQ(mrxe_sack_check(&sb), 0);
+	struct mrxe_sack_ack_res r;
+	auto si = ack(1010);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &si, 0, 30 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 10u);
+	EXPECT_EQ(r.bytes, 640u);
+	EXPECT_EQ(r.rtt_ns, 21 * kUs);	// newest: sent at 9 us
+	EXPECT_TRUE(r.una_moved);
+	EXPECT_EQ(sb.una, 1010u);
+	EXPECT_EQ(mrxe_sack_outstanding(&sb), 0u);
+	enum mrxe_sack_timer_kind k;
+	EXPECT_EQ(mrxe_sack_timer(&sb, &k), 0u);
+	EXPECT_EQ(k, MRXE_SACK_T_NONE);
+}
+
+TEST_F(Sack, WindowFullAndWrongPsn)
+{
+	init(0xffff00);
+	for (u32 i = 0; i < MRXE_SACK_WINDOW; i++)
+		ASSERT_EQ(mrxe_sack_on_send(&sb, mrxe_psn_add(0xffff00, i), 0, 0, 1), 0);
+	EXPECT_TRUE(mrxe_sack_full(&sb));
+	EXPECT_EQ(sb.nxt, 0u);	// wrapped
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 0, 0, 0, 1), MRXE_SACK_EFULL);
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 5, 0, 0, 1), MRXE_SACK_EPSN);
+	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, 5, 0, 0), MRXE_SACK_EPSN);
+	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, 0xfffe00, 0, 0), MRXE_SACK_EPSN);
+	// An ACK across the wrap frees it.
+	auto si = ack(0xffff10);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &si, 0, 10 * kUs, nullptr), 0);
+	EXPECT_EQ(mrxe_sack_outstanding(&sb), MRXE_SACK_WINDOW - 0x10u);
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 0, 11 * kUs, 0, 1), 0);
+}
+
+TEST_F(Sack, BadStaleAndEmptyAcks)
+{
+	init(50);
+	for (u32 i = 0; i < 5; i++)
+		mrxe_sack_on_send(&sb, 50 + i, 0, 0, 1);
+	struct mrxe_sack_ack_res r;
+	auto bad = ack(56);	// beyond nxt
+	EXPECT_EQ(mrxe_sack_on_ack(&sb, &bad, 0, kUs, &r), MRXE_SACK_EACK);
+	EXPECT_EQ(sb.cnt.bad_ack, 1u);
+	EXPECT_EQ(sb.n_inflight, 5u);
+	auto empty = ack(50);
+	EXPECT_EQ(mrxe_sack_on_ack(&sb, &empty, 0, kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 0u);
+	auto stale = ack(40);
+	EXPECT_EQ(mrxe_sack_on_ack(&sb, &stale, 0, kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 0u);
+	EXPECT_EQ(sb.una, 50u);
+	// SACK bits beyond nxt are ignored, those in the window count.
+	auto s = sack(50, 52, 60);
+	EXPECT_EQ(mrxe_sack_on_ack(&sb, &s, 0, kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 3u);
+	EXPECT_EQ(sb.n_sacked, 3u);
+}
+
+// One gap is not a loss: only time since a later delivery decides.
+TEST_F(Sack, RackNeedsTimeNotAGap)
+{
+	init(0);
+	u64 t = warm(0);	// min_rtt = srtt = 20 us: reo_wnd = 5 us
+	ASSERT_EQ(mrxe_sack_reo_wnd(&sb), 5 * kUs);
+	u32 base = sb.nxt;
+	for (u32 i = 0; i < 4; i++)
+		mrxe_sack_on_send(&sb, base + i, t + i * kUs, 0, 1);
+	// base + 1 .. base + 3 delivered 20 us after they were sent.
+	struct mrxe_sack_ack_res r;
+	auto s = sack(base, base + 1, base + 4);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s, 0, t + 23 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 3u);
+	EXPECT_EQ(r.lost, 0u);
+	EXPECT_EQ(sb.cnt.holes, 1u);
+	u32 psn;
+	EXPECT_FALSE(mrxe_sack_next_lost(&sb, &psn));
+	// The reordering timer: base was sent at t, rack.rtt 20 us, reo 5 us.
+	enum mrxe_sack_timer_kind k;
+	u64 dl = mrxe_sack_timer(&sb, &k);
+	EXPECT_EQ(k, MRXE_SACK_T_REO);
+	EXPECT_EQ(dl, t + 25 * kUs);
+	EXPECT_EQ(mrxe_sack_on_timer(&sb, dl - 1, &psn), 0u);
+	EXPECT_EQ(mrxe_sack_on_timer(&sb, dl, &psn), (u32)MRXE_SACK_EV_LOST);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	EXPECT_EQ(psn, base);
+	EXPECT_EQ(sb.cnt.lost, 1u);
+	ASSERT_EQ(mrxe_sack_on_retransmit(&sb, psn, dl, 2), 0);
+	EXPECT_EQ(mrxe_sack_ent(&sb, psn)->retx, 1);
+	EXPECT_EQ(mrxe_sack_ent(&sb, psn)->path, 2);
+	// Its ACK 20 us later: no RTT sample (Karn), not spurious.
+	auto a = ack(base + 4);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, dl + 20 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 1u);
+	EXPECT_EQ(r.rtt_ns, 0u);
+	EXPECT_EQ(sb.cnt.spurious, 0u);
+	EXPECT_EQ(sb.cnt.retransmits, 1u);
+}
+
+// A later packet delivered long after the gap: lost at once.
+TEST_F(Sack, RackMarksOldHoleImmediately)
+{
+	init(7);
+	u64 t = warm(0);
+	u32 base = sb.nxt;
+	mrxe_sack_on_send(&sb, base, t, 0, 1);
+	mrxe_sack_on_send(&sb, base + 1, t + 10 * kUs, 0, 1);
+	struct mrxe_sack_ack_res r;
+	auto s = sack(base, base + 1, base + 2);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s, 0, t + 30 * kUs, &r), 0);
+	EXPECT_EQ(r.lost, 1u);
+	u32 psn;
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	EXPECT_EQ(psn, base);
+}
+
+TEST_F(Sack, SpuriousRetransmitWidensReorderWindow)
+{
+	init(0);
+	u64 t = warm(0);
+	u32 base = sb.nxt;
+	mrxe_sack_on_send(&sb, base, t, 0, 1);
+	mrxe_sack_on_send(&sb, base + 1, t + 10 * kUs, 0, 1);
+	auto s = sack(base, base + 1, base + 2);
+	mrxe_sack_on_ack(&sb, &s, 0, t + 30 * kUs, nullptr);
+	u32 psn;
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, t + 30 * kUs, 0);
+	// The original shows up 2 us later: the retransmission cannot have.
+	struct mrxe_sack_ack_res r;
+	auto a = ack(base + 2);
+	a.trigger_psn = base;
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, t, t + 32 * kUs, &r), 0);
+	EXPECT_EQ(r.spurious, 1u);
+	EXPECT_EQ(sb.cnt.spurious, 1u);
+	EXPECT_EQ(sb.reo_mult, 2);
+	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), 10 * kUs);
+}
+
+TEST_F(Sack, TimestampEchoAndDuplicateFlagDetectSpurious)
+{
+	init(0);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	mrxe_sack_on_send(&sb, b, t, 0, 1);
+	mrxe_sack_on_send(&sb, b + 1, t, 0, 1);
+	mrxe_sack_on_send(&sb, b + 2, t, 0, 1);
+	// Probe-style retransmissions of two in-flight packets.
+	mrxe_sack_on_retransmit(&sb, b + 1, t + 100 * kUs, 0);
+	mrxe_sack_on_retransmit(&sb, b + 2, t + 100 * kUs, 0);
+	// b + 1 SACKed 150 us later echoing the retransmission's time: valid.
+	struct mrxe_sack_ack_res r;
+	auto s1 = sack(b, b + 1, b + 2);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s1, t + 100 * kUs, t + 150 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 1u);
+	EXPECT_EQ(r.spurious, 0u);
+	// Then the other copy of b + 1 arrives: a duplicate, so one of the
+	// two transmissions was unnecessary.
+	s1.trigger_dup = true;
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s1, t, t + 151 * kUs, &r), 0);
+	EXPECT_EQ(r.spurious, 1u);
+	// b + 2 SACKed echoing the original's send time: spurious at once.
+	auto s2 = sack(b, b + 1, b + 3);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s2, t, t + 152 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 1u);
+	EXPECT_EQ(r.spurious, 1u);
+	EXPECT_EQ(sb.cnt.spurious, 2u);
+	EXPECT_EQ(sb.cnt.retransmits, 2u);
+	// A duplicate report of b + 1 again is not counted twice.
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s1, t, t + 153 * kUs, &r), 0);
+	EXPECT_EQ(sb.cnt.spurious, 2u);
+}
+
+TEST_F(Sack, TailLossProbeBeforeRto)
+{
+	init(0xfffffa);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	for (u32 i = 0; i < 5; i++)
+		mrxe_sack_on_send(&sb, mrxe_psn_add(b, i), t + i * kUs, 0, 1);
+	// All but the last delivered.
+	auto a = ack(mrxe_psn_add(b, 4));
+	mrxe_sack_on_ack(&sb, &a, 0, t + 24 * kUs, nullptr);
+	enum mrxe_sack_timer_kind k;
+	u64 dl = mrxe_sack_timer(&sb, &k);
+	EXPECT_EQ(k, MRXE_SACK_T_TLP);
+	EXPECT_EQ(dl, t + 24 * kUs + 2 * mrxe_rtt_srtt(&sb.rtt));
+	EXPECT_LT(dl, sb.rto_base_ns + mrxe_rtt_rto(&sb.rtt));
+	u32 probe = 0;
+	ASSERT_EQ(mrxe_sack_on_timer(&sb, dl, &probe), (u32)MRXE_SACK_EV_PROBE);
+	EXPECT_EQ(probe, mrxe_psn_add(b, 4));
+	EXPECT_EQ(sb.cnt.tlp, 1u);
+	ASSERT_EQ(mrxe_sack_on_retransmit(&sb, probe, dl, 0), 0);
+	// Only one probe: the next timer is the RTO.
+	mrxe_sack_timer(&sb, &k);
+	EXPECT_EQ(k, MRXE_SACK_T_RTO);
+	auto a2 = ack(mrxe_psn_add(b, 5));
+	mrxe_sack_on_ack(&sb, &a2, 0, dl + 20 * kUs, nullptr);
+	EXPECT_EQ(mrxe_sack_outstanding(&sb), 0u);
+	EXPECT_EQ(sb.cnt.rto, 0u);
+	EXPECT_EQ(sb.cnt.spurious, 0u);
+}
+
+TEST_F(Sack, RtoMarksOldestLostAndBacksOff)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	mrxe_sack_on_send(&sb, b, t, 0, 1);
+	mrxe_sack_on_send(&sb, b + 1, t + 150 * kUs, 0, 1);
+	enum mrxe_sack_timer_kind k;
+	u64 dl = mrxe_sack_timer(&sb, &k);
+	EXPECT_EQ(k, MRXE_SACK_T_RTO);
+	u64 rto = mrxe_rtt_rto(&sb.rtt);
+	EXPECT_EQ(rto, 200 * kUs);	// the floor
+	EXPECT_EQ(dl, t + rto);
+	EXPECT_EQ(mrxe_sack_on_timer(&sb, dl, nullptr),
+		  (u32)(MRXE_SACK_EV_RTO | MRXE_SACK_EV_LOST));
+	// b is lost (oldest); b + 1 was sent only 50 us ago (> rack.rtt +
+	// reo_wnd = 25 us): lost too.  RTO doubled.
+	EXPECT_EQ(sb.n_lost, 2u);
+	EXPECT_EQ(mrxe_rtt_rto(&sb.rtt), 400 * kUs);
+	EXPECT_EQ(sb.cnt.rto, 1u);
+	u32 psn;
+	while (mrxe_sack_next_lost(&sb, &psn))
+		mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	EXPECT_EQ(mrxe_sack_timer(&sb, &k), dl + 400 * kUs);
+	EXPECT_EQ(k, MRXE_SACK_T_RTO);
+	// A retransmission's ACK gives no sample: backoff stays (Karn).
+	auto a = ack(b + 1);
+	mrxe_sack_on_ack(&sb, &a, 0, dl + 20 * kUs, nullptr);
+	EXPECT_EQ(mrxe_rtt_rto(&sb.rtt), 400 * kUs);
+}
+
+TEST_F(Sack, RtoOnlyMarksFirstWhenOthersAreYoung)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	mrxe_sack_on_send(&sb, b, t, 0, 1);
+	mrxe_sack_on_send(&sb, b + 1, t + 190 * kUs, 0, 1);
+	mrxe_sack_on_timer(&sb, t + 200 * kUs, nullptr);
+	EXPECT_EQ(sb.n_lost, 1u);
+	EXPECT_EQ(sb.n_inflight, 1u);
+}
+
+} // namespace
