@@ -22,7 +22,8 @@
  * others only when older than rack.rtt + reo_wnd.
  *
  * Times are u64 nanoseconds of any monotonic clock.  No allocation: the
- * caller embeds struct mrxe_sack (about 6 KiB) in its per-QP state.
+ * caller embeds struct mrxe_sack (4.3 KiB: 16 bytes per PSN) in its per-QP
+ * state.
  */
 #ifndef MRXE_SACK_H
 #define MRXE_SACK_H
