@@ -67,7 +67,8 @@ static bool mrxe_nl_dev_in_net(struct mrxe_dev *dev, struct net *net)
 
 /*
  * Find a registered device by name in @net and pin it (ib_device_put()
- * when done).  NULL with an extack message when there is none.
+ * when done).  ERR_PTR(-EINVAL) without a name, ERR_PTR(-ENODEV) when
+ * there is no such device here; both with an extack message.
  */
 static struct mrxe_dev *mrxe_nl_dev_get(struct net *net, struct nlattr *name,
 					struct netlink_ext_ack *extack)
@@ -76,7 +77,7 @@ static struct mrxe_dev *mrxe_nl_dev_get(struct net *net, struct nlattr *name,
 
 	if (!name) {
 		NL_SET_ERR_MSG(extack, "device name (MRXE_ATTR_IBDEV_NAME) is required");
-		return NULL;
+		return ERR_PTR(-EINVAL);
 	}
 	mutex_lock(&mrxe_dev_mutex);
 	list_for_each_entry(dev, &mrxe_dev_list, list) {
@@ -91,9 +92,11 @@ static struct mrxe_dev *mrxe_nl_dev_get(struct net *net, struct nlattr *name,
 		ib_device_put(&dev->ib_dev);
 	}
 	mutex_unlock(&mrxe_dev_mutex);
-	if (!found)
+	if (!found) {
 		NL_SET_ERR_MSG_ATTR(extack, name,
 				    "no mrxe device of this name in this network namespace");
+		return ERR_PTR(-ENODEV);
+	}
 	return found;
 }
 
@@ -191,8 +194,8 @@ static int mrxe_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 
 	dev = mrxe_nl_dev_get(genl_info_net(info),
 			      info->attrs[MRXE_ATTR_IBDEV_NAME], info->extack);
-	if (!dev)
-		return -ENODEV;
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg) {
 		err = -ENOMEM;
@@ -261,8 +264,8 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	dev = mrxe_nl_dev_get(genl_info_net(info), tb[MRXE_ATTR_IBDEV_NAME],
 			      extack);
-	if (!dev)
-		return -ENODEV;
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
 
 	spin_lock_bh(&dev->cfg_lock);
 	if (tb[MRXE_ATTR_TRANSPORT_MODE])
@@ -376,8 +379,8 @@ static int mrxe_nl_qp_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	dev = mrxe_nl_dev_get(genl_info_net(info), tb[MRXE_ATTR_IBDEV_NAME],
 			      info->extack);
-	if (!dev)
-		return -ENODEV;
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
 	qp = mrxe_qp_get(dev, nla_get_u32(tb[MRXE_ATTR_QPN]));
 	if (!qp) {
 		NL_SET_ERR_MSG_ATTR(info->extack, tb[MRXE_ATTR_QPN],
