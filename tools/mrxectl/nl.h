@@ -29,9 +29,10 @@ struct NlError : std::runtime_error {
 	      attr(attr)
 	{
 	}
-	int err;	  /* positive errno */
-	std::string kmsg; /* extack message, may be empty */
-	int attr;	  /* attribute type the kernel pointed at, or -1 */
+	static constexpr int LOCAL = -2; /* attr: the message is ours */
+	int err;			 /* positive errno */
+	std::string kmsg;		 /* extack message, may be empty */
+	int attr; /* attribute type the kernel pointed at, or -1 */
 };
 
 /* Walk the attributes after @hdrlen bytes of payload, or inside @nest. */

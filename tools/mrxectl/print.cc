@@ -80,7 +80,7 @@ void Printer::text_sep()
 		for (int i = 0; i < text_depth_; i++)
 			out_ << "    ";
 	} else if (text_after_nested_) {
-		out_ << '\n';	/* back at the top after a nested block */
+		out_ << '\n'; /* back at the top after a nested block */
 		text_after_nested_ = false;
 	} else if (!text_line_start_) {
 		out_ << ' ';

@@ -86,7 +86,7 @@ private:
 	std::vector<Level> stack_;
 	int text_depth_ = 0; /* nesting in text mode */
 	bool text_line_start_ = true;
-	bool text_after_nested_ = false;	/* next top field: new line */
+	bool text_after_nested_ = false; /* next top field: new line */
 };
 
 } // namespace mrxectl

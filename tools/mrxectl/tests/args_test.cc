@@ -76,9 +76,13 @@ TEST(Options, Errors)
 		  "unknown option \"-x\" (try \"mrxectl help\")");
 	EXPECT_EQ(usage_error([&] { parse_options({ "--watch" }, rest); }),
 		  "option --watch needs a value");
-	EXPECT_EQ(usage_error([&] { parse_options({ "--watch", "0" }, rest); }),
+	EXPECT_EQ(usage_error([&] {
+			  parse_options({ "--watch", "0" }, rest);
+		  }),
 		  "--watch 0: the interval must be at least 1 second");
-	EXPECT_EQ(usage_error([&] { parse_options({ "--count", "z" }, rest); }),
+	EXPECT_EQ(usage_error([&] {
+			  parse_options({ "--count", "z" }, rest);
+		  }),
 		  "--count \"z\": not an unsigned 32-bit number");
 }
 

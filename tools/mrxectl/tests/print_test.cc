@@ -39,11 +39,13 @@ static std::string render(bool json, bool pretty)
 
 TEST(Printer, Json)
 {
-	EXPECT_EQ(render(true, false),
-		  "[{\"index\":3,\"dev\":\"roce0\",\"mode\":\"standard\","
-		  "\"ecn\":true,\"counters\":{\"sent_pkts\":18446744073709551615,"
-		  "\"rcvd_pkts\":0},\"path_list\":[{\"path\":0,\"sport\":49152}]},"
-		  "{\"dev\":\"x\"}]\n");
+	EXPECT_EQ(
+		render(true, false),
+		"[{\"index\":3,\"dev\":\"roce0\",\"mode\":\"standard\","
+		"\"ecn\":true,\"counters\":{\"sent_pkts\":18446744073709551615,"
+		"\"rcvd_pkts\":0},\"path_list\":[{\"path\":0,\"sport\":49152}]}"
+		","
+		"{\"dev\":\"x\"}]\n");
 }
 
 TEST(Printer, PrettyJson)
