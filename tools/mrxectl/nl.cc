@@ -232,11 +232,11 @@ void GenlSocket::resolve(const std::string &name)
 				ENOENT,
 				"generic netlink family \"" + name +
 					"\" not found: is rdma_mrxe loaded?",
-				-1);
+				NlError::LOCAL);
 		throw;
 	}
 	if (!family_)
-		throw NlError(ENOENT, "no id for family \"" + name + "\"", -1);
+		throw NlError(ENOENT, "no id for family \"" + name + "\"", NlError::LOCAL);
 }
 
 uint32_t GenlSocket::group(const std::string &name) const
