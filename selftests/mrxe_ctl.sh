@@ -71,6 +71,11 @@ test_any_name() {
 		ibv_rc_pingpong -d x -g "$GID_B" -p $PORT -n 100 -s 4096 -c "$SRV_IP"
 }
 
+# mrxe_provider_only CMD...: CMD with libibverbs loading only mrxe's provider.
+mrxe_provider_only() {
+	unshare -m sh -c 'mount -t tmpfs none /etc/libibverbs.d && exec "$@"' sh "$@"
+}
+
 # A stock rxe device named mrxe1 is never claimed by mrxe's provider.
 test_stock_rxe_not_claimed() {
 	ctl_require
@@ -88,10 +93,11 @@ test_stock_rxe_not_claimed() {
 	rdma link show
 	[ ! -e /sys/class/infiniband/mrxe1/mrxe_abi_version ] ||
 		fail "stock rxe device has mrxe's sysfs attribute"
-	# Only mrxe's provider loaded: mrxe0 opens, mrxe1 is not claimed.
-	mkdir -p /tmp/ibv-empty-$$
+	# Only mrxe's provider loaded (RDMAV_DRIVERS; the system's provider
+	# list /etc/libibverbs.d hidden by an empty tmpfs in a private mount
+	# namespace): mrxe0 is claimed, mrxe1 is not.
 	local only
-	only=$(IBV_CONFIG_DIR=/tmp/ibv-empty-$$ ibv_devices 2>&1)
+	only=$(mrxe_provider_only ibv_devices 2>&1)
 	echo "mrxe provider only: $only"
 	printf '%s\n' "$only" | grep -qw mrxe0 || fail "mrxe0 not listed by mrxe's provider"
 	if printf '%s\n' "$only" | grep -qw mrxe1; then
@@ -100,11 +106,12 @@ test_stock_rxe_not_claimed() {
 	# With every provider: mrxe1 is rxe's and works.
 	ibv_devinfo -d mrxe1 | grep -E "hca_id|vendor_part_id|fw_ver|state"
 	# mrxe's alone cannot open it
-	if IBV_CONFIG_DIR=/tmp/ibv-empty-$$ ibv_devinfo -d mrxe1 >/dev/null 2>&1; then
+	if mrxe_provider_only ibv_devinfo -d mrxe1 >/dev/null 2>&1; then
 		fail "mrxe1 opened without rxe's provider"
 	fi
-	nsa ibv_devinfo -d mrxe0 | grep -E "hca_id|fw_ver"
-	nsa ibv_devinfo -d mrxe0 | grep -q "mrxe-abi" || fail "mrxe0 fw_ver is not mrxe's"
+	mrxe_provider_only ibv_devinfo -d mrxe0 | grep -E "hca_id|fw_ver"
+	mrxe_provider_only ibv_devinfo -d mrxe0 | grep -q "mrxe-abi" ||
+		fail "mrxe0 does not open with mrxe's provider alone"
 }
 
 # ---------------------------------------------------------- mrxectl ----
@@ -179,7 +186,7 @@ test_ctl_bad_input() {
 		ctla dev set "$DEV_A" mode auto
 	expect_err "paths 0" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 0
 	expect_err "paths 17" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 17
-	expect_err "paths -1" '"-1"' ctla dev set "$DEV_A" paths -1
+	expect_err "paths -1" 'paths "-1": not an unsigned' ctla dev set "$DEV_A" paths -1
 	expect_err "paths x" 'paths "x": not an unsigned' ctla dev set "$DEV_A" paths x
 	expect_err "ecn maybe" 'ecn "maybe": expected on or off' ctla dev set "$DEV_A" ecn maybe
 	expect_err "cnp-interval 0" 'cnp-interval: Numerical result out of range' \

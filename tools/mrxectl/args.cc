@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #include "args.h"
 
+#include <cctype>
+
 #include <rdma/mrxe-netlink.h>
 
 namespace mrxectl
@@ -78,7 +80,9 @@ Options parse_options(const std::vector<std::string> &argv, Args &rest)
 	std::vector<std::string> words;
 	for (size_t i = 0; i < argv.size(); i++) {
 		const std::string &s = argv[i];
-		if (s.size() < 2 || s[0] != '-') {
+		/* "-1" is a (bad) value, not an option */
+		if (s.size() < 2 || s[0] != '-' ||
+		    std::isdigit((unsigned char)s[1])) {
 			words.push_back(s);
 			continue;
 		}
@@ -158,7 +162,7 @@ QpSel parse_qp_sel(Args &a, bool need_dev_and_qpn)
 					 "\" (expected qpn N)");
 	}
 	if (need_dev_and_qpn && (q.dev.empty() || !q.qpn))
-		throw UsageError("needs a device and \"qpn N\"");
+		throw UsageError("path show: needs a device and \"qpn N\"");
 	if (q.qpn && q.dev.empty())
 		throw UsageError("qpn " + std::to_string(*q.qpn) +
 				 ": give the device too (qp show DEV qpn N)");

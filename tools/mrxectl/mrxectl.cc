@@ -506,9 +506,13 @@ void usage(std::ostream &os)
 
 int dispatch(Ctx &c, Args &a)
 {
+	if (a.empty() && !c.opt.help) {
+		usage(std::cerr); /* no object: an error */
+		return 1;
+	}
 	if (a.empty() || a.peek() == "help") {
 		usage(std::cout);
-		return a.empty() && !c.opt.help ? 1 : 0;
+		return 0;
 	}
 	std::string oname = a.next();
 	const Obj *obj = nullptr;

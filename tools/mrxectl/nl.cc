@@ -236,7 +236,8 @@ void GenlSocket::resolve(const std::string &name)
 		throw;
 	}
 	if (!family_)
-		throw NlError(ENOENT, "no id for family \"" + name + "\"", NlError::LOCAL);
+		throw NlError(ENOENT, "no id for family \"" + name + "\"",
+			      NlError::LOCAL);
 }
 
 uint32_t GenlSocket::group(const std::string &name) const

@@ -130,6 +130,16 @@ TEST(DevSet, ErrorsNameTheArgument)
 	EXPECT_EQ(err({ "x", "mode", "fast" }),
 		  "mode \"fast\": expected standard, metaroce or auto");
 	EXPECT_EQ(err({ "x", "mode" }), "\"mode\" needs a value");
+	{
+		Args rest;
+		Options o = parse_options({ "dev", "set", "x", "paths", "-1" },
+					  rest);
+		EXPECT_FALSE(o.json);
+		rest.next();
+		rest.next();
+		EXPECT_EQ(usage_error([&] { parse_dev_set(rest); }),
+			  "paths \"-1\": not an unsigned 32-bit number");
+	}
 	EXPECT_EQ(err({ "x", "paths", "two" }),
 		  "paths \"two\": not an unsigned 32-bit number");
 	EXPECT_EQ(err({ "x", "ecn", "maybe" }),
@@ -163,7 +173,7 @@ TEST(QpSel, Forms)
 			  Args d({ "mrxe0" });
 			  parse_qp_sel(d, true);
 		  }),
-		  "needs a device and \"qpn N\"");
+		  "path show: needs a device and \"qpn N\"");
 	EXPECT_EQ(usage_error([] {
 			  Args d({ "mrxe0", "qpn" });
 			  parse_qp_sel(d, false);
