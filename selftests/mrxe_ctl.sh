@@ -16,6 +16,7 @@ CTL=$MRXE_REPO/build/mrxectl
 PORT=18900
 
 ctl_require() {
+	[ "$MRXE_LINK_TYPE" = rxe ] && skip "mrxe's netlink family and provider matching (stock rxe has neither)"
 	xfer_require datapath
 	[ -x "$CTL" ] || skip "$CTL not built (make tool)"
 	trap xfer_cleanup EXIT
@@ -117,6 +118,7 @@ test_stock_rxe_not_claimed() {
 
 test_ctl_help() {
 	[ -x "$CTL" ] || skip "$CTL not built (make tool)"
+	[ "$MRXE_LINK_TYPE" = rxe ] && skip "mrxe only"
 	local o
 	for o in dev qp path stats monitor; do
 		"$CTL" "$o" help | grep -q "Usage:" || fail "$o help"
