@@ -10,6 +10,8 @@
  *   mrxe_queue.c  shared rings (mmap) and kernel-owned rings
  *   mrxe_recv.c   packet validation and dispatch to responder/completer
  *   mrxe_req.c    requester, mrxe_resp.c responder, mrxe_comp.c completer
+ *   mrxe_nl.c     generic netlink family "mrxe" (mrxectl): config, QPs,
+ *                 counters, events
  *   proto/        pure-C protocol logic (wire format, SACK, paths, CC)
  *
  * Ownership of the structs below: each struct is edited only by the files

@@ -198,11 +198,13 @@ static int mrxe_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return PTR_ERR(dev);
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg) {
+		NL_SET_ERR_MSG(info->extack, "out of memory for the reply");
 		err = -ENOMEM;
 		goto out;
 	}
 	err = mrxe_nl_fill_dev(msg, dev, info->snd_portid, info->snd_seq, 0);
 	if (err) {
+		NL_SET_ERR_MSG(info->extack, "reply does not fit a message");
 		nlmsg_free(msg);
 		goto out;
 	}
@@ -390,12 +392,14 @@ static int mrxe_nl_qp_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg) {
+		NL_SET_ERR_MSG(info->extack, "out of memory for the reply");
 		err = -ENOMEM;
 		goto out_qp;
 	}
 	err = mrxe_nl_fill_qp(msg, dev, qp, info->genlhdr->cmd,
 			      info->snd_portid, info->snd_seq, 0);
 	if (err) {
+		NL_SET_ERR_MSG(info->extack, "reply does not fit a message");
 		nlmsg_free(msg);
 		goto out_qp;
 	}

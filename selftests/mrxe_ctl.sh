@@ -343,7 +343,7 @@ ctl_rc_rts() {
 test_ctl_monitor() {
 	ctl_setup
 	local j=$XFER_TMP/mon.$$ m mb
-	nsa timeout 60 "$CTL" -j monitor --count 2 > "$j.a" 2>&1 &
+	nsa timeout 90 "$CTL" -j monitor --count 3 > "$j.a" 2>&1 &
 	m=$!
 	nsb timeout 60 "$CTL" -j monitor > "$j.b" 2>&1 &
 	mb=$!
@@ -367,12 +367,14 @@ a.qp_state = e.IBV_QPS_ERR
 qp.modify(a, e.IBV_QP_STATE)
 print("moved to ERR")
 PY
+	# A transport error: retry exceeded on a QP sending to nobody.
+	nsa python3 "$MRXE_SELFTEST_DIR/mrxe_ctl_qp_error.py" "$DEV_A" "$GID_A"
 	local i
 	for ((i = 0; i < 100; i++)); do
 		kill -0 $m 2>/dev/null || break
 		sleep 0.1
 	done
-	kill $m 2>/dev/null && { cat "$j.a"; fail "monitor did not see two events"; }
+	kill $m 2>/dev/null && { cat "$j.a"; fail "monitor did not see three events"; }
 	wait $m || true
 	kill $mb 2>/dev/null || true
 	wait $mb 2>/dev/null || true
@@ -385,6 +387,8 @@ dev = sys.argv[2]
 assert ev[0]["event"] == "dev_config" and ev[0]["dev"] == dev and ev[0]["paths"] == 3, ev
 assert ev[1]["event"] == "qp_error" and ev[1]["dev"] == dev and ev[1]["type"] == "RC", ev
 assert ev[1]["old_state"] == "INIT", ev
+assert ev[2]["event"] == "qp_error" and ev[2]["type"] == "RC", ev
+assert ev[2]["old_state"] == "RTS" and ev[2]["qpn"] != ev[1]["qpn"], ev
 PY
 	[ ! -s "$j.b" ] || fail "monitor in B saw A's events"
 	# Text form

@@ -98,7 +98,8 @@ static bool match_device(verbs_sysfs_dev *sd)
 	if (sd->driver_id != RDMA_DRIVER_UNKNOWN)
 		return false;
 	char buf[16];
-	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sd, "mrxe_abi_version") <= 0)
+	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sd,
+				      "mrxe_abi_version") <= 0)
 		return false;
 	return std::strtoul(buf, nullptr, 10) == MRXE_ABI_VERSION;
 }
