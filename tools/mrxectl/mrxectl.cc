@@ -452,6 +452,7 @@ struct Obj {
 	const char *name;
 	std::span<const Cmd> cmds;
 	const char *help;
+	bool cmd_optional = false;
 };
 
 const Cmd dev_cmds[] = {
@@ -481,9 +482,10 @@ const Obj objects[] = {
 	{ "path", path_cmds, "paths of one QP: UDP source port, state" },
 	{ "stats", stats_cmds,
 	  "device counters (the hw_counters of rdma statistic); "
-	  "-s: non-zero only; --watch: deltas per interval" },
+	  "-s: non-zero only; --watch: deltas per interval",
+	  true },
 	{ "monitor", monitor_cmds,
-	  "events: QP moved to ERROR, device config changed" },
+	  "events: QP moved to ERROR, device config changed", true },
 };
 
 void usage_obj(const Obj &o, std::ostream &os)
@@ -529,22 +531,24 @@ int dispatch(Ctx &c, Args &a)
 		usage_obj(*obj, std::cout);
 		return 0;
 	}
-	/* stats and monitor have one command: its name is optional */
+	/*
+	 * No command: the first one (show), as "rdma dev".  stats and
+	 * monitor take a device or nothing after them, so their command name
+	 * is optional and only matched in full (a device may be called "s").
+	 */
 	const Cmd *cmd = &obj->cmds[0];
 	if (!a.empty()) {
 		const Cmd *found = nullptr;
 		for (const Cmd &k : obj->cmds)
-			if (matches(a.peek(), k.name)) {
+			if (obj->cmd_optional ? a.peek() == k.name
+					      : matches(a.peek(), k.name)) {
 				found = &k;
 				break;
 			}
 		if (found) {
 			a.next();
 			cmd = found;
-		} else if (obj->cmds.size() > 1 ||
-			   std::string_view(obj->name) == "dev" ||
-			   std::string_view(obj->name) == "qp" ||
-			   std::string_view(obj->name) == "path") {
+		} else if (!obj->cmd_optional) {
 			throw UsageError(std::string(obj->name) +
 					 ": unknown command \"" + a.peek() +
 					 "\" (try \"mrxectl " + obj->name +
