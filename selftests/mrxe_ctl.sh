@@ -8,7 +8,9 @@
 # unprivileged set, clear errors for bad input, malformed raw netlink
 # messages, netns isolation, and monitor seeing events a test caused.
 
-MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
+CTL_SRV=
+CTL_CLI=
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
@@ -249,19 +251,19 @@ PY
 test_ctl_traffic() {
 	ctl_setup
 	command -v ib_write_bw >/dev/null || skip "perftest not installed"
-	local j=$XFER_TMP/ctl.$$ srv cli
+	local j=$XFER_TMP/ctl.$$
 	PORT=$((PORT + 1))
 	# Traffic for longer than the checks can take (TCG speed varies with
 	# the host's load); stopped once they are done.  ip netns exec execs
 	# timeout, so $! is timeout's pid, which passes SIGTERM on.
 	ip netns exec "$NS_A" timeout 200 ib_write_bw -d "$DEV_A" -x "$GID_A" \
 		-p $PORT -F -D 150 -s 65536 > "$j.srv" 2>&1 &
-	srv=$!
-	trap 'kill $cli $srv 2>/dev/null; xfer_cleanup' EXIT
+	CTL_SRV=$!
+	trap 'kill $CTL_CLI $CTL_SRV 2>/dev/null || true; xfer_cleanup' EXIT
 	wait_for 20 tcp_listening_a $PORT || { cat "$j.srv"; fail "server not ready"; }
 	ip netns exec "$NS_B" timeout 200 ib_write_bw -d "$DEV_B" -x "$GID_B" \
 		-p $PORT -F -D 150 -s 65536 "$IP_A" > "$j.cli" 2>&1 &
-	cli=$!
+	CTL_CLI=$!
 	# Wait until traffic flows (the client's QP in RTS; a write_bw server
 	# stays in RTR).  Snapshots first, checks after: python3 is slow
 	# under TCG.
@@ -320,9 +322,9 @@ print("watch: sent_pkts deltas", [json.loads(l)[0]["counters"]["sent_pkts"]["del
 PY
 	nsb "$CTL" stats "$DEV_B" --watch 1 --count 1 -s
 	# The traffic ran all along: stop it, both ends go away.
-	kill -0 $cli 2>/dev/null || { cat "$j.cli"; fail "client ended early"; }
-	kill $cli $srv
-	wait $cli $srv 2>/dev/null || true
+	kill -0 $CTL_CLI 2>/dev/null || { cat "$j.cli"; fail "client ended early"; }
+	kill $CTL_CLI $CTL_SRV
+	wait $CTL_CLI $CTL_SRV 2>/dev/null || true
 	wait_for 20 ctl_no_rc || fail "RC QPs left after the traffic stopped"
 	# Quiet now (the QPs are gone): exact equality with sysfs.
 	local i ok=0
