@@ -106,8 +106,8 @@ struct mrxe_req_state {
 	u32	rd_atomic;	/* reads/atomics outstanding */
 	u32	pkts_since_ack;
 	u32	pace;		/* packets since the last pacing check */
-	u32	next_new_psn;	/* one past the highest PSN ever sent:
-				 * PSNs before it are retransmissions */
+	/* one past the highest PSN ever sent: PSNs before it are resends */
+	u32	next_new_psn;
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
 	atomic_t rnr_fired;
 	struct hrtimer		rnr_timer;
