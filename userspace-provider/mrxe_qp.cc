@@ -906,11 +906,12 @@ extern "C" MRXE_EXPORT ibv_qp *mrxedv_create_qp(ibv_context *ctx,
 			return nullptr;
 		}
 		if (dv->comp_mask & MRXEDV_QP_INIT_ATTR_TRANSPORT) {
-			if (dv->transport_mode > MRXEDV_TRANSPORT_METAROCE) {
+			if (dv->transport_mode > MRXEDV_TRANSPORT_AUTO) {
 				errno = EINVAL;
 				return nullptr;
 			}
-			if (dv->transport_mode == MRXEDV_TRANSPORT_METAROCE &&
+			if ((dv->transport_mode == MRXEDV_TRANSPORT_METAROCE ||
+			     dv->transport_mode == MRXEDV_TRANSPORT_AUTO) &&
 			    !(mrxe::to_ctx(ctx)->uresp.caps & MRXE_CAP_METAROCE)) {
 				errno = EOPNOTSUPP;
 				return nullptr;

@@ -41,6 +41,7 @@ enum mrxedv_transport_mode {
 	MRXEDV_TRANSPORT_DEFAULT = 0,	/* the device default (mrxectl) */
 	MRXEDV_TRANSPORT_STANDARD = 1,
 	MRXEDV_TRANSPORT_METAROCE = 2,
+	MRXEDV_TRANSPORT_AUTO = 3,	/* RoCEv2, upgrades in-band */
 };
 
 #define MRXEDV_MAX_PATHS 16

@@ -26,6 +26,7 @@ enum mrxe_transport_mode {
 	MRXE_TRANSPORT_DEFAULT	= 0,	/* create: use the device default */
 	MRXE_TRANSPORT_STANDARD	= 1,	/* plain RoCEv2 (IBA + Annex A17) */
 	MRXE_TRANSPORT_METAROCE	= 2,	/* multipath, OOO placement, SACK */
+	MRXE_TRANSPORT_AUTO	= 3,	/* RoCEv2, in-band upgrade to MetaRoCE */
 };
 
 #define MRXE_MAX_PATHS		16
