@@ -343,27 +343,48 @@ drop:
 /* ---- MetaRoCE (drivers/proto/mrxe_meta.h step 3) ---- */
 
 /*
- * A READ response or atomic ACK for @psn arrived: it proves the request
- * was delivered, so tell the scoreboard as a locally built one-PSN SACK.
+ * A READ response or atomic ACK arrived: it proves that its request, PSNs
+ * [@a, @b] (a READ request takes the PSNs of all its responses), was
+ * delivered.  Tell the scoreboard with a locally built SACK, for the whole
+ * request at once: its responses are streamed over time, so a per-response
+ * SACK would make RACK call the later ones lost (RFC 8985 6.2 assumes the
+ * PSNs of one send are delivered together).
  */
-static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 psn)
+static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
 {
 	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
 	struct mrxe_sack_ack_res res;
 	struct mrxe_sack_info si = {};
-	u32 d;
+	u32 base = mrxe_psn_add(sb->una, 1), d, k, q;
 
-	if (mrxe_psn_before(psn, sb->una) || !mrxe_psn_before(psn, sb->nxt))
+	if (mrxe_psn_before(b, sb->una))
 		return;
-	si.trigger_psn = psn;
-	if (psn == sb->una) {
-		si.epsn = mrxe_psn_add(psn, 1);
+	if (!mrxe_psn_before(b, sb->nxt))
+		b = mrxe_psn_add(sb->nxt, MRXE_PSN_MASK);
+	si.trigger_psn = b;
+	if (!mrxe_psn_after(a, sb->una)) {
+		/* everything before @a was delivered already */
+		si.epsn = mrxe_psn_add(b, 1);
 	} else {
 		si.epsn = sb->una;
-		d = (u32)mrxe_psn_diff(psn, mrxe_psn_add(sb->una, 1));
-		si.nblocks = 1;
-		si.blk[0].base = mrxe_psn_add(sb->una, 1 + (d & ~63U));
-		si.blk[0].bitmap = 1ULL << (d & 63);
+		for (q = a; ; q = mrxe_psn_add(q, 1)) {
+			d = (u32)mrxe_psn_diff(q, base);
+			k = d / MRXE_SACK_BLOCK_BITS;
+			if (k >= MRXE_SACK_MAX_BLOCKS)
+				break;
+			if (!si.nblocks ||
+			    si.blk[si.nblocks - 1].base !=
+			    mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS)) {
+				si.blk[si.nblocks].base =
+					mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS);
+				si.blk[si.nblocks].bitmap = 0;
+				si.nblocks++;
+			}
+			si.blk[si.nblocks - 1].bitmap |=
+				1ULL << (d % MRXE_SACK_BLOCK_BITS);
+			if (q == b)
+				break;
+		}
 	}
 	mrxe_sack_on_ack(sb, &si, 0, ktime_get_ns(), &res);
 }
@@ -606,7 +627,14 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 	}
 	set_bit(slot, mq->rsp_got);
 	mq->ever_acked = true;
-	mrxe_meta_local_sack(qp, psn);
+	if (w->mask & MRXE_M_READ) {
+		off = (u32)mrxe_psn_diff(psn, w->first_psn) /
+		      MRXE_META_READ_CHUNK * MRXE_META_READ_CHUNK;
+		mrxe_meta_local_sack(qp, mrxe_psn_add(w->first_psn, off),
+				     mrxe_meta_chunk_last(qp, w, psn));
+	} else {
+		mrxe_meta_local_sack(qp, psn, psn);
+	}
 	mrxe_meta_advance(qp);
 	return;
 drop:
@@ -618,6 +646,12 @@ static void mrxe_comp_meta_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 
 	if (!mrxe_pkt_meta(skb)->meta) {
+		/* auto: a late RoCEv2 response from before the switch */
+		if (qp->pipe.auto_state == MRXE_AUTO_META &&
+		    !mrxe_psn_after(pi->psn, qp->pipe.meta->switch_psn)) {
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+			return;
+		}
 		mrxe_meta_mismatch(qp, "RoCEv2 response on a MetaRoCE QP",
 				   pi->psn);
 		return;
@@ -662,6 +696,11 @@ bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
 	    qp->pipe.state == IB_QPS_SQE) {
 		while (*budget > 0 && !qp->pipe.want_error &&
 		       (skb = skb_dequeue(&qp->comp.rxq))) {
+			/* auto: the first response decides (wire-format.rst) */
+			if (qp->pipe.auto_state == MRXE_AUTO_PROBE &&
+			    !mrxe_pkt_meta(skb)->meta)
+				qp->pipe.auto_state = mrxe_pkt_meta(skb)->cap ?
+					MRXE_AUTO_UPGRADE : MRXE_AUTO_STANDARD;
 			if (qp->pipe.meta_tx)
 				mrxe_comp_meta_packet(qp, skb);
 			else if (mrxe_pkt_meta(skb)->meta)

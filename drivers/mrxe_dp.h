@@ -138,6 +138,7 @@ bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
 		       struct sk_buff *skb);	/* softirq receive */
 void mrxe_pipe_set_error(struct mrxe_qp *qp);
 u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn);
+void mrxe_pipe_publish_mode(struct mrxe_qp *qp);
 u8 mrxe_pipe_ecn(struct mrxe_qp *qp);
 struct sk_buff *mrxe_pipe_alloc_pkt(struct mrxe_qp *qp,
 				    const struct mrxe_av *av, u32 len);
@@ -156,6 +157,8 @@ void mrxe_meta_arm(struct mrxe_qp *qp);
 void mrxe_meta_timer_stop(struct mrxe_qp *qp);
 void mrxe_meta_sync_counters(struct mrxe_qp *qp);
 void mrxe_meta_mismatch(struct mrxe_qp *qp, const char *why, u32 psn);
+void mrxe_meta_upgrade_tx(struct mrxe_qp *qp);
+void mrxe_meta_upgrade_rx(struct mrxe_qp *qp);
 void mrxe_meta_build_mrh(struct mrxe_qp *qp, u8 *bth, u8 cls, u8 flags,
 			 u32 msn, u32 offset, u32 tsecr);
 static inline bool mrxe_meta_is_rsp_op(u8 opcode)
@@ -165,6 +168,7 @@ static inline bool mrxe_meta_is_rsp_op(u8 opcode)
 
 /* mrxe_req.c */
 bool mrxe_req_meta_timer(struct mrxe_qp *qp);
+u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn);
 void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn);
 bool mrxe_req_run(struct mrxe_qp *qp, int *budget);
 void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn);

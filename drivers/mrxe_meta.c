@@ -12,14 +12,17 @@
 
 #include "mrxe_dp.h"
 
-/* RTO bounds (RFC 6298 2.4 asks for a 1 s floor; RFC 8985 and data-centre
+/*
+ * RTO bounds (RFC 6298 2.4 asks for a 1 s floor; RFC 8985 and data-centre
  * transports use far less).  The floor stays above a TCG guest's scheduling
- * jitter; the ceiling is the standard mode's backoff cap.
+ * jitter (an RTO marks most of the window lost, RFC 8985 6.3); the ceiling
+ * is the standard mode's backoff cap.
  */
-#define MRXE_META_RTO_FLOOR_NS	(5ULL * NSEC_PER_MSEC)
+#define MRXE_META_RTO_FLOOR_NS	(20ULL * NSEC_PER_MSEC)
 #define MRXE_META_RTO_INIT_NS	(100ULL * NSEC_PER_MSEC)
 #define MRXE_META_MIN_RTT_WIN	(10ULL * NSEC_PER_SEC)
-/* The responder ACKs at the end of every work run: a run is short, but
+/*
+ * The responder ACKs at the end of every work run: a run is short, but
  * the sender's PTO must cover a busy run (and a TCG vCPU hiccup).
  */
 #define MRXE_META_DELACK_NS	(2ULL * NSEC_PER_MSEC)
@@ -224,4 +227,40 @@ void mrxe_meta_build_mrh(struct mrxe_qp *qp, u8 *bth, u8 cls, u8 flags,
 	h.tsval = mrxe_mrh_ts(ktime_get_ns());
 	h.tsecr = tsecr;
 	mrxe_mrh_build(bth + MRXE_BTH_LEN, &h);
+}
+
+/*
+ * `auto` requester: the peer echoed CAP, everything sent is acknowledged
+ * and no message is half sent: switch the send side at req.psn, the
+ * switch PSN (wire-format.rst "auto: in-band upgrade", step 3).
+ */
+void mrxe_meta_upgrade_tx(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	mrxe_rto_stop(qp);
+	qp->pipe.meta_tx = true;
+	qp->pipe.auto_state = MRXE_AUTO_META;
+	qp->comp.psn = qp->req.psn;
+	m->switch_psn = qp->req.psn;
+	m->sync_pending = true;
+	mrxe_meta_snd_init(qp, qp->req.psn);
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: send side upgraded at psn %#x\n",
+		     qp->ibqp.qp_num, qp->req.psn);
+	mrxe_pipe_publish_mode(qp);
+}
+
+/*
+ * `auto` responder: the first TVer 1 request at or after ePSN (step 4):
+ * the receive side switches with its reorder window at ePSN.
+ */
+void mrxe_meta_upgrade_rx(struct mrxe_qp *qp)
+{
+	qp->pipe.meta_rx = true;
+	mrxe_meta_rcv_init(qp, qp->resp.psn);
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: receive side upgraded at psn %#x\n",
+		     qp->ibqp.qp_num, qp->resp.psn);
+	mrxe_pipe_publish_mode(qp);
 }

@@ -84,6 +84,8 @@ struct mrxe_meta_qp {
 	struct mrxe_meta_snd	snd;
 	struct mrxe_sack_cfg	cfg;
 	u32	msn;		/* MSN of the next new message */
+	u32	switch_psn;	/* auto: first MetaRoCE PSN sent */
+	bool	sync_pending;	/* auto: next packet carries MRH SYNC */
 	u8	retry_left;	/* RTOs without progress left (retry_cnt) */
 	bool	ever_acked;	/* the peer answered at least once */
 	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
@@ -143,7 +145,23 @@ struct mrxe_pipe_state {
 	 */
 	bool			meta_tx;
 	bool			meta_rx;
+	u8			auto_state;	/* enum mrxe_auto_state */
+	bool			cap_peer;	/* auto responder: CAP seen */
 	struct mrxe_meta_qp	*meta;
+};
+
+/*
+ * `auto` requester (wire-format.rst "auto: in-band upgrade"): PROBE sends
+ * the CAP bit on standard requests; the first response decides: UPGRADE
+ * (it carried CAP: switch at the next message boundary with nothing
+ * outstanding) or STANDARD (for good); META once switched.
+ */
+enum mrxe_auto_state {
+	MRXE_AUTO_OFF		= 0,	/* not an auto QP */
+	MRXE_AUTO_PROBE,
+	MRXE_AUTO_UPGRADE,
+	MRXE_AUTO_STANDARD,
+	MRXE_AUTO_META,
 };
 
 /* Requester (mrxe_req.c); the completer advances head and rd_atomic. */

@@ -155,8 +155,14 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		mrxe_qp_put(qp);
 		goto drop;
 	}
-	if (rm->meta)
+	if (rm->meta) {
+		/* a netem/tc duplicate shares its data: strip a private copy */
+		if (skb_unclone(skb, GFP_ATOMIC)) {
+			mrxe_qp_put(qp);
+			goto drop;
+		}
 		len -= mrxe_meta_strip(skb, pi);
+	}
 
 	/*
 	 * RC requests are bounded near the sender's window: a longer queue only

@@ -409,9 +409,19 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 		req->pkts_since_ack = 0;
 	}
 	mrxe_bth_build(p, &bth);
+	/* auto: offer MetaRoCE in BTH byte 8 bit 6 (wire-format.rst) */
+	if (qp->pipe.auto_state == MRXE_AUTO_PROBE ||
+	    qp->pipe.auto_state == MRXE_AUTO_UPGRADE)
+		mrxe_bth_set_meta_cap(p, true);
 	if (meta) {
-		mrxe_meta_build_mrh(qp, p, mrxe_mrh_class_of(opcode),
-				    retx ? MRXE_MRH_F_RETX : 0, w->msn, off, 0);
+		u8 fl = retx ? MRXE_MRH_F_RETX : 0;
+
+		if (qp->pipe.meta->sync_pending) {
+			fl |= MRXE_MRH_F_SYNC;
+			qp->pipe.meta->sync_pending = false;
+		}
+		mrxe_meta_build_mrh(qp, p, mrxe_mrh_class_of(opcode), fl,
+				    w->msn, off, 0);
 		/* MetaRoCE: every WRITE packet carries the message's RETH */
 		if (w->mask & MRXE_M_WRITE)
 			mask |= MRXE_HDR_RETH;
@@ -598,7 +608,7 @@ static u32 mrxe_meta_read_npsn(struct mrxe_qp *qp, struct mrxe_swqe *w,
 }
 
 /* Last PSN of the READ chunk holding @psn. */
-static u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w,
+u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w,
 				u32 psn)
 {
 	u32 k = (u32)mrxe_psn_diff(psn, w->first_psn) / MRXE_META_READ_CHUNK;
@@ -870,6 +880,12 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			mrxe_rto_arm(qp);
 	}
 	mrxe_req_fetch(qp);
+	/* auto: upgrade at a message boundary with nothing outstanding */
+	if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE && !req->rnr_wait &&
+	    qp->comp.psn == req->next_new_psn && req->psn == req->next_new_psn &&
+	    !req->rd_atomic && (req->cur == req->fetched ||
+	     !mrxe_swqe_at(qp, req->cur)->psn_valid))
+		mrxe_meta_upgrade_tx(qp);
 	/* MetaRoCE: retransmissions come first (mrxe_meta.h step 2) */
 	if (qp->pipe.meta_tx)
 		progress |= mrxe_meta_retransmit(qp, budget);

@@ -129,6 +129,7 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
+	mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
 	aeth.syndrome = syndrome;
 	aeth.msn = qp->resp.msn;
 	mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
@@ -136,18 +137,48 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
 }
 
+/*
+ * MetaRoCE: may the ePSN be acknowledged?  Only executed requests may be
+ * covered by an ACK (IBA 9.7.5.1: an accepted SEND still held may draw an
+ * RNR NAK, a WRITE an access NAK, and the requester would already have
+ * completed it), except held READ and atomic requests: their WQEs complete
+ * only with their responses, so acknowledging their PSNs early is safe and
+ * keeps the requester's RTO from firing while they wait their turn behind
+ * another READ's response stream.
+ */
+static bool resp_meta_ack_ok(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	u32 epsn = mrxe_reorder_epsn(&m->rcv.rw), q = qp->resp.psn, n;
+	u32 mtu = qp->pipe.attr.mtu;
+	struct mrxe_reth reth;
+	struct sk_buff *skb;
+
+	while (q != epsn) {
+		skb = m->stash[q & (MRXE_PKT_RING - 1)];
+		if (!skb || mrxe_pkt(skb)->psn != q)
+			return false;
+		if (mrxe_pkt(skb)->mask & MRXE_M_ATOMIC) {
+			n = 1;
+		} else if (mrxe_pkt(skb)->mask & MRXE_M_READ) {
+			mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+			n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
+		} else {
+			return false;
+		}
+		if (mrxe_psn_diff(epsn, q) < n)
+			return false;
+		q = mrxe_psn_add(q, n);
+	}
+	return true;
+}
+
 static void resp_flush_ack(struct mrxe_qp *qp)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 
 	if (qp->pipe.meta_rx) {
-		/*
-		 * Acknowledge only what was executed: an accepted request
-		 * still held may yet draw an RNR NAK, and an ACK must never
-		 * cover it before (IBA 9.7.5.1).
-		 */
-		if (m->ack_pending &&
-		    qp->resp.psn == mrxe_reorder_epsn(&m->rcv.rw)) {
+		if (m->ack_pending && resp_meta_ack_ok(qp)) {
 			m->ack_pending = false;
 			mrxe_resp_send_meta_ack(qp, MRXE_AETH_ACK |
 						MRXE_AETH_CREDIT_INVALID, 0);
@@ -514,6 +545,7 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
+	mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
 	if (qp->pipe.meta_rx)
 		mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_ACK,
 				    MRXE_MRH_F_TSECR, qp->resp.msn, 0,
@@ -661,6 +693,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		bth.dqpn = qp->pipe.attr.dest_qpn;
 		bth.psn = resp->rd_psn;
 		mrxe_bth_build(skb->data, &bth);
+		mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
 		/* MetaRoCE: placed at MRH.offset of the READ, in any order */
 		if (qp->pipe.meta_rx)
 			mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_READ_RESP,
@@ -1019,6 +1052,12 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_reth reth;
 
 	if (!rm->meta) {
+		/* a RoCEv2 duplicate from before an `auto` switch */
+		if (qp->pipe.auto_state != MRXE_AUTO_OFF &&
+		    mrxe_psn_before(psn, qp->resp.psn)) {
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+			goto drop;
+		}
 		mrxe_meta_mismatch(qp, "RoCEv2 request on a MetaRoCE QP", psn);
 		goto drop;
 	}
@@ -1047,7 +1086,9 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		m->ack_pending = true;
 		return;
 	case MRXE_RX_DUPLICATE:
+		/* at once: the SACKETH DUP flag tells the sender it was spurious */
 		m->ack_pending = true;
+		resp_flush_ack(qp);
 		if (!mrxe_psn_before(psn, qp->resp.psn))
 			goto drop;	/* held, not executed yet */
 		if (pi->mask & MRXE_M_READ) {
@@ -1120,11 +1161,25 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 	while (*budget > 0 && !resp->rd_active && !qp->pipe.want_error &&
 	       (skb = skb_dequeue(&resp->rxq))) {
 		if (mrxe_pkt_meta(skb)->meta) {
+			/* auto: the peer switched at our ePSN (step 4) */
+			if (qp->pipe.meta && !resp->rd_active &&
+			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 0 &&
+			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) <
+			    MRXE_PKT_RING) {
+				skb_queue_head(&resp->rxq, skb);
+				if (resp->ack_pending)
+					resp_flush_ack(qp);
+				mrxe_meta_upgrade_rx(qp);
+				return resp_meta_run(qp, budget) || true;
+			}
 			mrxe_meta_mismatch(qp, "MetaRoCE request on a standard QP",
 					   mrxe_pkt(skb)->psn);
 			kfree_skb(skb);
 			continue;
 		}
+		/* auto: an mrxe requester offers MetaRoCE: echo CAP */
+		if (qp->pipe.meta && mrxe_pkt_meta(skb)->cap)
+			qp->pipe.cap_peer = true;
 		resp_packet(qp, skb);
 		kfree_skb(skb);
 		(*budget)--;

@@ -236,6 +236,20 @@ static void mrxe_pipe_work(struct work_struct *work)
 		mrxe_pipe_sched(qp);
 }
 
+/*
+ * Tell the application the QP's current mode (SQ ring header, read by
+ * mrxedv_query_qp_mode): metaroce once either direction switched.
+ */
+void mrxe_pipe_publish_mode(struct mrxe_qp *qp)
+{
+	u32 mode = qp->pipe.meta_tx || qp->pipe.meta_rx ?
+		   MRXE_TRANSPORT_METAROCE : MRXE_TRANSPORT_STANDARD;
+
+	/* release: pairs with the provider's acquire load (mrxe_provider.h) */
+	if (qp->sq && qp->sq->buf)
+		smp_store_release(&qp->sq->buf->transport_mode, mode);
+}
+
 /* ---- API used by the object code ---- */
 
 int mrxe_pipe_init(struct mrxe_qp *qp)
@@ -265,15 +279,23 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	qp->pipe.meta = NULL;
 	qp->pipe.meta_tx = false;
 	qp->pipe.meta_rx = false;
+	qp->pipe.auto_state = MRXE_AUTO_OFF;
+	qp->pipe.cap_peer = false;
 	if (mrxe_qp_is_rc(qp) &&
-	    qp->transport_mode == MRXE_TRANSPORT_METAROCE) {
+	    (qp->transport_mode == MRXE_TRANSPORT_METAROCE ||
+	     qp->transport_mode == MRXE_TRANSPORT_AUTO)) {
 		err = mrxe_meta_alloc(qp);
 		if (err)
 			goto err;
-		qp->pipe.meta_tx = true;
-		qp->pipe.meta_rx = true;
+		if (qp->transport_mode == MRXE_TRANSPORT_METAROCE) {
+			qp->pipe.meta_tx = true;
+			qp->pipe.meta_rx = true;
+		} else {
+			qp->pipe.auto_state = MRXE_AUTO_PROBE;
+		}
 		err = -ENOMEM;
 	}
+	mrxe_pipe_publish_mode(qp);
 
 	qp->pipe.av = kzalloc(sizeof(*qp->pipe.av), GFP_KERNEL);
 	if (!qp->pipe.av)

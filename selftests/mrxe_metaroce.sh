@@ -107,7 +107,7 @@ meta_loss() {
 test_meta_reorder() {
 	local retx
 	meta_setup 1500
-	netem_set delay 2ms 1ms
+	netem_set delay 4ms 500us
 	SECONDS=0
 	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send,read \
 		--sizes 1,mtu+1,1M,8M
@@ -143,6 +143,54 @@ test_meta_all_faults() {
 	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0
 }
 
+# auto <-> auto: both QPs start as RoCEv2 and upgrade in-band (CAP bit in
+# BTH byte 8, echoed), both directions; the upgrade is visible through
+# mrxedv_query_qp_mode and the mode_upgrades counter.
+test_auto_upgrade() {
+	meta_setup 1500
+	verify_run --mode auto --mtu 1024 --iters 1 --ops "$META_OPS" --reverse \
+		--sizes 0,1,mtu-1,mtu+1,1M
+	meta_stats
+	expect_mode standard || return 1
+	grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" &&
+	grep -q "mode: after the run metaroce" "$XFER_SERVER_OUT" ||
+		{ echo "FAILED: the auto QPs did not upgrade"; return 1; }
+	echo "both auto QPs upgraded to metaroce"
+	expect_gt "mode upgrades" "$(pair_stat mode_upgrades)" 0
+}
+
+test_auto_loss_1pct() {
+	meta_setup 1500
+	netem_set loss 1%
+	verify_run --mode auto --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 1,mtu+1,1M,8M
+	meta_stats
+	grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: the auto QP did not upgrade"; return 1; }
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0
+}
+
+# auto against a forced standard QP: no CAP echo, stays RoCEv2, works.
+test_auto_vs_standard() {
+	meta_setup 1500
+	PORT=$((PORT + 1))
+	xfer_pair 600 "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$DEV_A" --gid-index "$GID_A" --mode standard \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$DEV_B" --gid-index "$GID_B" --mode auto \
+			--timeout 120 --iters 1 --ops "$META_OPS" --reverse \
+			--sizes 0,1,mtu+1,1M || return 1
+	meta_stats
+	grep -q "mode: after the run standard" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: auto QP left standard mode"; return 1; }
+	[ "$(pair_stat mode_upgrades)" = 0 ] ||
+		{ echo "FAILED: an upgrade was counted"; return 1; }
+	echo "auto stayed standard against a standard peer"
+}
+
 # Forced metaroce against a standard QP: the standard responder drops the
 # TVer 1 packets (mode_mismatch, QP in error), the MetaRoCE requester gets
 # no answer and fails with RETRY_EXC_ERR.  The run must fail, not hang.
@@ -172,4 +220,7 @@ mrxe_run_tests \
 	test_meta_reorder \
 	test_meta_duplicate \
 	test_meta_all_faults \
+	test_auto_upgrade \
+	test_auto_loss_1pct \
+	test_auto_vs_standard \
 	test_meta_mismatch

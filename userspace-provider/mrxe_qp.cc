@@ -945,7 +945,9 @@ extern "C" MRXE_EXPORT int mrxedv_query_qp_mode(ibv_qp *ibqp,
 		return EOPNOTSUPP;
 	const mrxe::Qp *qp = mrxe::to_qp(ibqp);
 	*mode = {};
-	mode->transport_mode = qp->transport_mode;
+	/* an `auto` QP upgrades in-band: the kernel keeps the SQ ring's copy */
+	uint32_t cur = qp->sq.transport_mode();
+	mode->transport_mode = cur ? cur : qp->transport_mode;
 	mode->num_paths = qp->num_paths;
 	mode->flags = qp->flags;
 	return 0;

@@ -954,10 +954,25 @@ const char *mode_name(uint32_t m)
 	}
 }
 
+mrxedv_query_qp_mode_fn g_query_mode;
+
+// --mode: the QP's mode after the run (an `auto` QP may have upgraded).
+void print_final_mode(const Options &o, ibv_qp *qp)
+{
+	MrxedvQpMode m = {};
+
+	if (o.mode.empty() || !g_query_mode || !qp || g_query_mode(qp, &m))
+		return;
+	std::printf("# mode: after the run %s\n", mode_name(m.transport_mode));
+	std::fflush(stdout);
+}
+
 ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
 {
 	auto create = (mrxedv_create_qp_fn)mrxedv_sym("mrxedv_create_qp");
 	auto query = (mrxedv_query_qp_mode_fn)mrxedv_sym("mrxedv_query_qp_mode");
+
+	g_query_mode = query;
 	if (!create || !query) {
 		errorf("--mode %s: mrxedv_create_qp not found (mrxe provider): %s",
 		       o.mode.c_str(), dlerror());
@@ -1651,6 +1666,7 @@ int run_server(const Options &o)
 		if (!conn->send_line("RESULT st=" + encode_status(verdict)))
 			return 1;
 	}
+	print_final_mode(so, l.qp.get());
 	std::printf("# server: %u case(s), %u failure(s)\n", cases, failures);
 	return failures ? 1 : 0;
 }
@@ -1820,6 +1836,7 @@ int run_client(const Options &o)
 	if (not_run)
 		std::printf("# aborted after the error above: %u case(s) not run\n",
 			    not_run);
+	print_final_mode(o, l.qp.get());
 	std::printf("1..%u\n# pass %u fail %u skip %u not-run %u (server reported %u failure(s))\n",
 		    id, pass, fail, skip, not_run, sfail);
 	return (fail || sfail || not_run) ? 1 : 0;
