@@ -245,9 +245,10 @@ void mrxe_pipe_publish_mode(struct mrxe_qp *qp)
 	u32 mode = qp->pipe.meta_tx || qp->pipe.meta_rx ?
 		   MRXE_TRANSPORT_METAROCE : MRXE_TRANSPORT_STANDARD;
 
+	if (!qp->sq || !qp->sq->buf)
+		return;
 	/* release: pairs with the provider's acquire load (mrxe_provider.h) */
-	if (qp->sq && qp->sq->buf)
-		smp_store_release(&qp->sq->buf->transport_mode, mode);
+	smp_store_release(&qp->sq->buf->transport_mode, mode);
 }
 
 /* ---- API used by the object code ---- */
