@@ -441,6 +441,14 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		skb_queue_purge(&qp->comp.rxq);
 		mrxe_meta_purge(qp);
 		mrxe_meta_timer_stop(qp);
+		if (qp->pipe.auto_state != MRXE_AUTO_OFF) {
+			/* a reused `auto` QP negotiates again */
+			qp->pipe.meta_tx = false;
+			qp->pipe.meta_rx = false;
+			qp->pipe.auto_state = MRXE_AUTO_PROBE;
+			qp->pipe.cap_peer = false;
+			mrxe_pipe_publish_mode(qp);
+		}
 		qp->pipe.state = IB_QPS_RESET;
 	}
 	if (mask & IB_QP_RQ_PSN) {
