@@ -8,10 +8,15 @@
 # Each fault test asserts that the fault happened (netem counters) and that
 # the transport reacted (MetaRoCE counters), as mrxe_rc_netem.sh does:
 #   loss      netem drops > 0, retransmissions > 0, and retransmitted
-#             packets <= 1.05 x netem drops (loss on the data direction only:
-#             selective repeat resends only what was lost);
-#   reorder   packets placed out of order > 0 and no retransmission
-#             (RACK: reordering within the window is not loss);
+#             packets <= 1.05 x netem drops (loss on the data direction only,
+#             with a fixed 10 ms delay: selective repeat resends only what
+#             was lost);
+#   reorder   delay 20 ms +- 1 ms both ways: packets placed out of order > 0
+#             and no retransmission (RACK: reordering within min_rtt / 4 is
+#             not loss).  Without a delay, a TCG guest reorders packets
+#             itself (the work item changes CPU, veth queues per CPU) by
+#             more than min_rtt / 4, and RACK answers with (detected)
+#             spurious retransmissions until its window widens;
 #   duplicate duplicates seen by the responder > 0.
 # Sized for TCG (two guests' worth of work on a shared 2-core host).
 
@@ -87,7 +92,9 @@ test_meta_loss_5pct() {
 meta_loss() {
 	local drops retx
 	meta_setup 1500
-	run_b tc qdisc replace dev "$VETH_B" root netem loss "$1"
+	# a fixed delay (no jitter: no reordering) gives RACK a min_rtt to
+	# size its reordering window against the guest's own reordering
+	run_b tc qdisc replace dev "$VETH_B" root netem delay 10ms loss "$1"
 	SECONDS=0
 	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send \
 		--sizes 1,mtu+1,1M,8M
@@ -107,7 +114,7 @@ meta_loss() {
 test_meta_reorder() {
 	local retx
 	meta_setup 1500
-	netem_set delay 4ms 500us
+	netem_set delay 20ms 1ms
 	SECONDS=0
 	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send,read \
 		--sizes 1,mtu+1,1M,8M
