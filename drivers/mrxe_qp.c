@@ -55,6 +55,7 @@ void mrxe_qp_error(struct mrxe_qp *qp)
 		return;
 	/* IBA 11.6.3: a transport error is an affiliated async event. */
 	mrxe_qp_event(qp, IB_EVENT_QP_FATAL);
+	mrxe_nl_qp_error_event(qp, old);
 	mrxe_pipe_modify(qp, &attr, IB_QP_STATE, old);
 }
 
@@ -396,6 +397,8 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->attr.ah_attr.grh.sgid_attr = NULL;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	if ((mask & IB_QP_STATE) && new == IB_QPS_ERR && old != IB_QPS_ERR)
+		mrxe_nl_qp_error_event(qp, old);
 	mrxe_pipe_modify(qp, attr, mask, old);
 	return 0;
 }

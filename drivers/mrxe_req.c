@@ -942,6 +942,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if (err) {
 			w->state = MRXE_SWQE_DONE;
 			req->cur++;
+			progress = true;	/* the completer must see it */
 			if (!mrxe_qp_is_ud(qp)) {
 				mrxe_pipe_set_error(qp);
 				return true;

@@ -84,6 +84,7 @@ const struct ib_device_ops mrxe_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = MRXE_ABI_VERSION,
+	.device_group = &mrxe_dev_attr_group,
 
 	.alloc_hw_port_stats = mrxe_alloc_hw_port_stats,
 	.alloc_mr = mrxe_alloc_mr,
