@@ -14,11 +14,14 @@
 
 /*
  * RTO bounds (RFC 6298 2.4 asks for a 1 s floor; RFC 8985 and data-centre
- * transports use far less).  The floor stays above a TCG guest's scheduling
- * jitter (an RTO marks most of the window lost, RFC 8985 6.3); the ceiling
- * is the standard mode's backoff cap.
+ * transports use far less).  The RTO restarts only when una moves (RFC 6298
+ * 5.3), and repairing a hole keeps una still for about 2 RTT + reo_wnd, so
+ * SRTT + 4 RTTVAR alone fires during ordinary loss recovery (then RFC 8985
+ * 6.3 marks the old packets lost: spurious retransmissions, seen at 1% loss
+ * with a 10 ms RTT and a 20 ms floor).  The floor also stays above a TCG
+ * guest's scheduling stalls; the ceiling is the standard mode's backoff cap.
  */
-#define MRXE_META_RTO_FLOOR_NS	(20ULL * NSEC_PER_MSEC)
+#define MRXE_META_RTO_FLOOR_NS	(50ULL * NSEC_PER_MSEC)
 #define MRXE_META_RTO_INIT_NS	(100ULL * NSEC_PER_MSEC)
 #define MRXE_META_MIN_RTT_WIN	(10ULL * NSEC_PER_SEC)
 /*
