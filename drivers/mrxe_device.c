@@ -217,6 +217,14 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_CNP_SENT].name		= "cnp_sent",
 	[MRXE_CNT_CNP_RCVD].name		= "cnp_rcvd",
 	[MRXE_CNT_MODE_MISMATCH].name		= "mode_mismatch",
+	[MRXE_CNT_META_RETRANS].name		= "meta_retrans_pkts",
+	[MRXE_CNT_META_SPURIOUS].name		= "meta_spurious_retrans",
+	[MRXE_CNT_META_OOO].name		= "meta_ooo_pkts",
+	[MRXE_CNT_META_HOLES].name		= "meta_sack_holes",
+	[MRXE_CNT_META_TLP].name		= "meta_tlp",
+	[MRXE_CNT_META_RTO].name		= "meta_rto",
+	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
+	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

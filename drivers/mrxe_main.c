@@ -179,7 +179,7 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&dev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	dev->next_qpn = MRXE_MIN_QPN;
-	dev->cfg.transport_mode = MRXE_TRANSPORT_STANDARD;
+	dev->cfg.transport_mode = MRXE_TRANSPORT_AUTO;	/* issue 8 */
 	dev->cfg.num_paths = 1;
 	dev->cfg.ecn = false;
 	dev->cfg.cnp_interval_us = 50;

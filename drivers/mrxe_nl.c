@@ -257,13 +257,6 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(extack, "nothing to set: give mode, paths, ecn or cnp-interval");
 		return -EINVAL;
 	}
-	if (tb[MRXE_ATTR_TRANSPORT_MODE] &&
-	    nla_get_u32(tb[MRXE_ATTR_TRANSPORT_MODE]) !=
-	    MRXE_NL_TRANSPORT_STANDARD) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[MRXE_ATTR_TRANSPORT_MODE],
-				    "MetaRoCE transport not implemented yet");
-		return -EOPNOTSUPP;
-	}
 	dev = mrxe_nl_dev_get(genl_info_net(info), tb[MRXE_ATTR_IBDEV_NAME],
 			      extack);
 	if (IS_ERR(dev))
@@ -286,6 +279,16 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	mrxe_nl_dev_config_event(dev, &cfg);
 	ib_device_put(&dev->ib_dev);
 	return 0;
+}
+
+/*
+ * The QP's current mode: an `auto` QP reports standard until one of its
+ * directions upgraded in-band (pipeline flags, read as a snapshot).
+ */
+static u32 mrxe_nl_qp_mode(struct mrxe_qp *qp)
+{
+	return READ_ONCE(qp->pipe.meta_tx) || READ_ONCE(qp->pipe.meta_rx) ?
+	       MRXE_NL_TRANSPORT_METAROCE : MRXE_NL_TRANSPORT_STANDARD;
 }
 
 static int mrxe_nl_put_paths(struct sk_buff *skb, struct mrxe_qp *qp)
@@ -350,7 +353,8 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 	if (cmd == MRXE_CMD_QP_GET &&
 	    (nla_put_u8(skb, MRXE_ATTR_QP_TYPE, qp->ibqp.qp_type) ||
 	     nla_put_u8(skb, MRXE_ATTR_QP_STATE, state) ||
-	     nla_put_u32(skb, MRXE_ATTR_TRANSPORT_MODE, qp->transport_mode) ||
+	     nla_put_u32(skb, MRXE_ATTR_TRANSPORT_MODE,
+			 mrxe_nl_qp_mode(qp)) ||
 	     nla_put_u32(skb, MRXE_ATTR_DEST_QPN, dest_qpn) ||
 	     mrxe_nl_put_peer(skb, &av) ||
 	     nla_put_u32(skb, MRXE_ATTR_SQ_PSN, READ_ONCE(qp->req.psn)) ||

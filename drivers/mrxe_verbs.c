@@ -19,7 +19,7 @@ int mrxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		return -EINVAL;
 
 	resp.abi_version = MRXE_ABI_VERSION;
-	resp.caps = 0;	/* MetaRoCE caps appear once the data path has them */
+	resp.caps = MRXE_CAP_METAROCE;	/* RC: SACK selective repeat */
 	resp.max_inline = MRXE_MAX_INLINE;
 	resp.max_sge = MRXE_MAX_SGE;
 	spin_lock_bh(&dev->cfg_lock);

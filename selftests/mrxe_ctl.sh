@@ -183,10 +183,10 @@ test_ctl_bad_input() {
 	expect_err "unknown device (show)" 'device: No such device' ctla dev show nosuch
 	expect_err "bad mode" 'mode "fast": expected standard, metaroce or auto' \
 		ctla dev set "$DEV_A" mode fast
-	expect_err "mode metaroce" 'mode: Operation not supported .*MetaRoCE transport not implemented yet' \
-		ctla dev set "$DEV_A" mode metaroce
-	expect_err "mode auto" 'mode: Operation not supported .*MetaRoCE transport not implemented yet' \
-		ctla dev set "$DEV_A" mode auto
+	# MetaRoCE exists since issue 8: both modes are accepted
+	ctla dev set "$DEV_A" mode metaroce
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['mode'] == 'metaroce', d"
+	ctla dev set "$DEV_A" mode auto
 	expect_err "paths 0" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 0
 	expect_err "paths 17" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 17
 	expect_err "paths -1" 'paths "-1": not an unsigned' ctla dev set "$DEV_A" paths -1
@@ -204,7 +204,7 @@ test_ctl_bad_input() {
 	# A refused set changed nothing.
 	ctla -j dev show "$DEV_A" | jq_py "
 x=d[0]
-assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('standard', 1, False, 50), x"
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('auto', 1, False, 50), x"
 }
 
 test_ctl_unprivileged() {
@@ -284,7 +284,8 @@ rc=[x for x in d if x['type'] == 'RC' and x['state'] in ('RTR', 'RTS')]
 assert rc, d
 x=rc[0]
 assert x['peer'] == '$IP_B', x
-assert x['mode'] == 'standard' and x['paths'] == 1, x
+# default auto: an mrxe pair upgrades to metaroce (issue 8)
+assert x['mode'] in ('standard', 'metaroce') and x['paths'] == 1, x
 assert x['dest_qpn'] > 0 and len(x['path_list']) == 1, x
 assert 0 < x['path_list'][0]['sport'] < 65536, x
 print(x['qpn'])" < "$j.qp")
@@ -410,7 +411,7 @@ PY
 	ctla dev set "$DEV_A" ecn on
 	wait $m || true
 	cat "$j.t"
-	grep -q "dev_config: dev $DEV_A mode standard paths 3 ecn on" "$j.t" ||
+	grep -Eq "dev_config: dev $DEV_A mode (standard|auto) paths 3 ecn on" "$j.t" ||
 		fail "text event line"
 }
 

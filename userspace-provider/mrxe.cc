@@ -16,6 +16,7 @@ namespace mrxe {
 static_assert(int(MRXEDV_TRANSPORT_DEFAULT) == int(MRXE_TRANSPORT_DEFAULT));
 static_assert(int(MRXEDV_TRANSPORT_STANDARD) == int(MRXE_TRANSPORT_STANDARD));
 static_assert(int(MRXEDV_TRANSPORT_METAROCE) == int(MRXE_TRANSPORT_METAROCE));
+static_assert(int(MRXEDV_TRANSPORT_AUTO) == int(MRXE_TRANSPORT_AUTO));
 static_assert(MRXEDV_MAX_PATHS == MRXE_MAX_PATHS);
 static_assert(int(MRXEDV_QP_FLAG_SPRAY) == int(MRXE_QP_FLAG_SPRAY));
 static_assert(int(MRXEDV_CAP_METAROCE) == int(MRXE_CAP_METAROCE));
