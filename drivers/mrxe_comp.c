@@ -718,7 +718,9 @@ bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
 		if (qp->pipe.meta_tx && !qp->pipe.want_error &&
 		    atomic_xchg(&qp->pipe.meta->timer_fired, 0)) {
 			progress = true;
-			if (!mrxe_req_meta_timer(qp))
+			if (mrxe_meta_rto_grace(qp))
+				mrxe_meta_rsp_timeout(qp);
+			else if (!mrxe_req_meta_timer(qp))
 				mrxe_meta_rsp_timeout(qp);
 		}
 	} else {

@@ -158,6 +158,7 @@ void mrxe_meta_timer_stop(struct mrxe_qp *qp);
 void mrxe_meta_sync_counters(struct mrxe_qp *qp);
 void mrxe_meta_mismatch(struct mrxe_qp *qp, const char *why, u32 psn);
 void mrxe_meta_upgrade_tx(struct mrxe_qp *qp);
+bool mrxe_meta_rto_grace(struct mrxe_qp *qp);
 void mrxe_meta_upgrade_rx(struct mrxe_qp *qp);
 void mrxe_meta_build_mrh(struct mrxe_qp *qp, u8 *bth, u8 cls, u8 flags,
 			 u32 msn, u32 offset, u32 tsecr);

@@ -133,6 +133,33 @@ void mrxe_meta_rcv_init(struct mrxe_qp *qp, u32 psn)
 	m->ack_pending = false;
 }
 
+/*
+ * An RTO handled much later than it was due means this guest or this work
+ * item stalled, and the ACKs that would have prevented it may still wait in
+ * the softirq backlog (they are not in comp.rxq yet).  RFC 8985 6.3 would
+ * then mark the whole window lost.  Give the ACKs one short grace period
+ * first; this only delays a late RTO, never adds one.
+ */
+#define MRXE_META_RTO_LATE_NS	(5ULL * NSEC_PER_MSEC)
+#define MRXE_META_RTO_GRACE_NS	(2ULL * NSEC_PER_MSEC)
+
+bool mrxe_meta_rto_grace(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	enum mrxe_sack_timer_kind kind;
+	u64 now = ktime_get_ns(), t;
+
+	t = mrxe_sack_timer(&m->snd.sb, &kind);
+	if (kind != MRXE_SACK_T_RTO || !t || now < t + MRXE_META_RTO_LATE_NS ||
+	    (m->grace_until_ns && now >= m->grace_until_ns)) {
+		m->grace_until_ns = 0;
+		return false;
+	}
+	if (!m->grace_until_ns)
+		m->grace_until_ns = now + MRXE_META_RTO_GRACE_NS;
+	return true;
+}
+
 /* Earliest of the scoreboard's timer and the response re-request one. */
 void mrxe_meta_arm(struct mrxe_qp *qp)
 {
@@ -145,6 +172,8 @@ void mrxe_meta_arm(struct mrxe_qp *qp)
 	t = mrxe_sack_timer(&m->snd.sb, &kind);
 	if (m->rsp_deadline_ns && (!t || m->rsp_deadline_ns < t))
 		t = m->rsp_deadline_ns;
+	if (m->grace_until_ns && t && t < m->grace_until_ns)
+		t = m->grace_until_ns;
 	if (!t) {
 		hrtimer_try_to_cancel(&m->timer);
 		return;

@@ -96,6 +96,7 @@ struct mrxe_meta_qp {
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);
 	struct hrtimer		timer;	/* SACK timer (RACK, TLP, RTO) */
 	atomic_t		timer_fired;
+	u64	grace_until_ns;	/* late RTO: ACKs get this long to land */
 
 	/* receiver half (responder) */
 	struct mrxe_meta_rcv	rcv;

@@ -96,8 +96,6 @@ def main():
          errno.ERANGE),
         ("mode 0", CMD_DEV_SET, name + attr(A_TRANSPORT_MODE, u32(0)), errno.ERANGE),
         ("mode 4", CMD_DEV_SET, name + attr(A_TRANSPORT_MODE, u32(4)), errno.ERANGE),
-        ("mode metaroce", CMD_DEV_SET, name + attr(A_TRANSPORT_MODE, u32(2)), 0),
-        ("mode auto (the default)", CMD_DEV_SET, name + attr(A_TRANSPORT_MODE, u32(3)), 0),
         ("ecn 2", CMD_DEV_SET, name + attr(A_ECN, b"\x02"), errno.ERANGE),
         ("cnp_interval 0", CMD_DEV_SET, name + attr(A_CNP, u32(0)), errno.ERANGE),
         ("cnp_interval 2000000", CMD_DEV_SET, name + attr(A_CNP, u32(2000000)), errno.ERANGE),
