@@ -7,8 +7,9 @@
 #
 # Each fault test asserts that the fault happened (netem counters) and that
 # the transport reacted (MetaRoCE counters), as mrxe_rc_netem.sh does:
-#   loss      netem drops > 0, retransmissions > 0, and retransmitted
-#             packets <= 1.05 x netem drops (loss on the data direction only,
+#   loss      netem drops > 0, retransmissions > 0, retransmitted packets
+#             not later detected as spurious <= 1.05 x netem drops and all
+#             retransmissions <= 1.5 x drops (loss on the data direction only,
 #             with a fixed 10 ms delay: selective repeat resends only what
 #             was lost);
 #   reorder   delay 20 ms +- 1 ms both ways: packets placed out of order > 0
@@ -90,7 +91,7 @@ test_meta_loss_5pct() {
 }
 
 meta_loss() {
-	local drops retx
+	local drops retx spur
 	meta_setup 1500
 	# a fixed delay (no jitter: no reordering) gives RACK a min_rtt to
 	# size its reordering window against the guest's own reordering
@@ -102,11 +103,20 @@ meta_loss() {
 	meta_stats
 	drops=$(dropped_on b)
 	retx=$(pair_stat meta_retrans_pkts)
+	spur=$(pair_stat meta_spurious_retrans)
 	expect_gt "netem drops (data direction)" "$drops" 0 &&
 	expect_gt "MetaRoCE retransmissions" "$retx" 0 &&
-	echo "retransmitted/dropped: $retx/$drops" &&
-	if [ $((retx * 100)) -gt $((drops * 105)) ]; then
-		echo "FAILED: $retx retransmitted > 1.05 x $drops dropped"
+	echo "retransmitted/dropped: $retx/$drops, detected spurious: $spur" &&
+	# Retransmissions the sender later found unnecessary (a guest or
+	# work-item stall made a packet look lost: TCG on a loaded host) are
+	# counted as spurious; the rest must match the loss within 5%, and
+	# all of them within 50% (go-back-N resends several times the loss).
+	if [ $(((retx - spur) * 100)) -gt $((drops * 105)) ]; then
+		echo "FAILED: $((retx - spur)) non-spurious retransmissions > 1.05 x $drops dropped"
+		return 1
+	fi
+	if [ $((retx * 100)) -gt $((drops * 150)) ]; then
+		echo "FAILED: $retx retransmitted > 1.5 x $drops dropped"
 		return 1
 	fi
 }
