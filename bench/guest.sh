@@ -204,7 +204,8 @@ for tr in $TRANSPORTS; do
 						# data row: bytes iterations peak avg msgrate
 						res=$(awk -v s="$SIZE" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tr-$t-$loss.client" | tail -n1) ;;
 					esac
-					if [ "$t" = ib_write_bw ]; then
+					# stock rxe has no retrans_pkts counter
+					if [ "$t" = ib_write_bw ] && [ "$tr" != rxe ]; then
 						drops=$(netem_dropped)
 						rtx=$(( $(counter retrans_pkts) - rtx0 ))
 						[ "${drops:-0}" -gt 0 ] &&
