@@ -3,7 +3,17 @@
 # KDIR defaults to Debian 12's installed 6.1 headers (linux-headers-amd64).
 
 KVER	?= $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
-KDIR	?= /lib/modules/$(KVER)/build
+# Other lines (Documentation/testing.rst, "Kernel and rdma-core lines"):
+# `make deps-6.12` unpacks Debian's 6.12 under $(MRXE_DEPS); then
+# `make module KVER=6.12` (or the full release) builds build/KVER/rdma_mrxe.ko.
+MRXE_DEPS ?= /var/cache/mrxe-deps
+ifeq ($(KVER),6.12)
+override KVER := $(shell cat $(MRXE_DEPS)/linux-6.12/KVER 2>/dev/null || echo 6.12-not-fetched)
+endif
+KDIR	?= $(firstword $(wildcard /lib/modules/$(KVER)/build) $(MRXE_DEPS)/linux-$(KVER)/lib/modules/$(KVER)/build)
+# The default (6.1) line builds in the tree into build/rdma_mrxe.ko; any other
+# KVER builds in a tree of links, build/kbuild-KVER, so lines never share objects.
+KDEFAULT := $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
 BUILD	:= $(CURDIR)/build
 DESTDIR	?=
 PREFIX	?= /usr
@@ -11,7 +21,8 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 export KVER KDIR BUILD
 
-.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch
+.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
+	deps-6.12 provider-56 check-all
 
 all: module provider tool
 
@@ -19,9 +30,17 @@ $(BUILD):
 	@mkdir -p $@
 
 module: | $(BUILD)
-	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64)" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64) or 'make deps-6.12'" >&2; exit 1; }
+ifeq ($(KVER),$(KDEFAULT))
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 	cp rdma_mrxe.ko $(BUILD)/rdma_mrxe.ko
+else
+	@mkdir -p $(BUILD)/kbuild-$(KVER) $(BUILD)/$(KVER)
+	@find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \) | while read -r f; do \
+		mkdir -p "$(BUILD)/kbuild-$(KVER)/$${f%/*}"; ln -sfn "$(CURDIR)/$$f" "$(BUILD)/kbuild-$(KVER)/$$f"; done
+	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild-$(KVER) modules
+	cp $(BUILD)/kbuild-$(KVER)/rdma_mrxe.ko $(BUILD)/$(KVER)/rdma_mrxe.ko
+endif
 
 provider: | $(BUILD)
 	@if [ -f userspace-provider/Makefile ]; then $(MAKE) -C userspace-provider; fi
@@ -37,6 +56,25 @@ unit: | $(BUILD)
 
 deps:
 	@bash tools/deps.sh
+
+# Debian 13's line without upgrading Debian 12: kernel 6.12 (bookworm-backports)
+# and rdma-core 56 (trixie), unpacked under $(MRXE_DEPS) (tools/deps-line.sh).
+deps-6.12:
+	@bash tools/deps.sh --line 6.12
+
+# The provider built against rdma-core 56's libibverbs (make deps-6.12):
+# build/rdma-core-56/libmrxe-rdmav34.so and provider-tests.
+provider-56: | $(BUILD)
+	$(MAKE) -C userspace-provider BUILD=$(BUILD)/rdma-core-56 IBVERBS_ROOT=$(MRXE_DEPS)/rdma-core-56/dev
+
+# Every line in KVERS ("6.1 6.12"): module, then the selftests in the lab VM
+# booting that line's kernel (6.12 with rdma-core 56's userland).
+KVERS ?= 6.1
+check-all:
+	$(MAKE) check
+	@for l in $(filter-out 6.1,$(KVERS)); do \
+		$(MAKE) deps-$$l provider-56 && $(MAKE) module KVER=$$l && \
+		LABVM_LINE=$$l bash tools/labvm/run-selftests.sh || exit 1; done
 
 # Host-side unit tests first, then the selftests inside the lab VM.
 check: all unit
