@@ -180,7 +180,7 @@ fi
 USER_PKGS=(bash coreutils dash libc-bin grep sed gawk findutils diffutils gzip xz-utils
 	tar procps psmisc util-linux kmod iproute2 iputils-ping ethtool
 	python3 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
-	python3-pyverbs libibverbs1 librdmacm1t64 libgtest-dev)
+	python3-pyverbs libibverbs1 librdmacm1t64 libstdc++6 libgcc-s1)
 TROOT=$MRXE_DEPS/trixie-root
 if [ ! -e "$TROOT/.done" ]; then
 	say "fetching a trixie userland (rdma-core 56, python3.13, glibc 2.41) into $TROOT"
@@ -219,4 +219,9 @@ if [ ! -e "$TROOT/.done" ]; then
 		say "note: trixie's ld.so cannot run on this host's kernel? (only the VM uses it)"
 	touch "$TROOT/.done"
 fi
+# What dpkg's maintainer scripts would have made (update-alternatives).
+for alt in awk:gawk which:which.debianutils pager:less; do
+	[ -e "$TROOT/usr/bin/${alt#*:}" ] && [ ! -e "$TROOT/usr/bin/${alt%%:*}" ] &&
+		ln -s "${alt#*:}" "$TROOT/usr/bin/${alt%%:*}"
+done
 say "line $line ready: kernel $KVER ($KROOT), rdma-core 56 ($DEV, $TROOT)"
