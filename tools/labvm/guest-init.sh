@@ -87,6 +87,10 @@ userland_setup() {
 	mkdir -p $UL/upper $UL/work $UL/root
 	mount -t overlay overlay -o "lowerdir=$userland,upperdir=$UL/upper,workdir=$UL/work" $UL/root ||
 		return 1
+	# Shared, so that what CMD mounts on /lib/modules/KVER in the chroot
+	# (mrxe_module.sh's overlay) is what the kernel's modprobe sees too.
+	mountpoint -q /lib/modules || mount --bind /lib/modules /lib/modules
+	mount --make-rshared /lib/modules
 	mount -t proc proc $UL/root/proc &&
 	mount --rbind /sys $UL/root/sys &&
 	mount --rbind /dev $UL/root/dev &&
