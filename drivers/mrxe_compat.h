@@ -50,4 +50,17 @@ static inline void mrxe_inet_set_mc_loop(struct sock *sk)
 }
 #endif
 
+/*
+ * QP access enables for FLUSH (IB_ACCESS_FLUSH_GLOBAL/PERSISTENT, bits 8 and
+ * 9, named since 6.2; uverbs passes the bits through on 6.1 too).
+ * rdma-core 45+ sets them on RC QPs whether the device flushes or not
+ * (pyverbs' QP-ex tests).  mrxe has no FLUSH: it accepts them on a QP and
+ * ignores them (a FLUSH request is still NAKed as an invalid request).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define MRXE_QP_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#else
+#define MRXE_QP_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#endif
+
 #endif /* MRXE_COMPAT_H */
