@@ -37,7 +37,7 @@ ifeq ($(KVER),$(KDEFAULT))
 else
 	@mkdir -p $(BUILD)/kbuild-$(KVER) $(BUILD)/$(KVER)
 	@find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \) | while read -r f; do \
-		mkdir -p "$(BUILD)/kbuild-$(KVER)/$${f%/*}"; ln -sfn "$(CURDIR)/$$f" "$(BUILD)/kbuild-$(KVER)/$$f"; done
+		mkdir -p "$(BUILD)/kbuild-$(KVER)/$$(dirname "$$f")"; ln -sfn "$(CURDIR)/$$f" "$(BUILD)/kbuild-$(KVER)/$$f"; done
 	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild-$(KVER) modules
 	cp $(BUILD)/kbuild-$(KVER)/rdma_mrxe.ko $(BUILD)/$(KVER)/rdma_mrxe.ko
 endif
