@@ -53,6 +53,7 @@ tool: | $(BUILD)
 
 unit: | $(BUILD)
 	$(MAKE) -C tests/unit
+	$(MAKE) -C tools/mrxectl tests
 
 deps:
 	@bash tools/deps.sh
@@ -101,6 +102,7 @@ checkpatch: | $(BUILD)
 
 unit-check: unit
 	$(BUILD)/unit-tests
+	$(BUILD)/mrxectl-tests
 
 vm-check: all
 	bash tools/labvm/run-selftests.sh
@@ -116,7 +118,11 @@ install: all
 		install -D -m 0644 userspace-provider/mrxe.driver $(DESTDIR)/etc/libibverbs.d/mrxe.driver; \
 		install -D -m 0644 userspace-provider/mrxedv.h $(DESTDIR)$(PREFIX)/include/infiniband/mrxedv.h; \
 	fi
-	@if [ -f $(BUILD)/mrxectl ]; then install -D -m 0755 $(BUILD)/mrxectl $(DESTDIR)$(PREFIX)/sbin/mrxectl; fi
+	@if [ -f $(BUILD)/mrxectl ]; then \
+		install -D -m 0755 $(BUILD)/mrxectl $(DESTDIR)$(PREFIX)/sbin/mrxectl; \
+		install -D -m 0644 tools/mrxectl/mrxectl.8 $(DESTDIR)$(PREFIX)/share/man/man8/mrxectl.8; \
+		install -D -m 0644 tools/mrxectl/mrxectl.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/mrxectl; \
+	fi
 	install -D -m 0644 include/uapi/rdma/mrxe-abi.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-abi.h
 	install -D -m 0644 include/uapi/rdma/mrxe-netlink.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-netlink.h
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
@@ -125,4 +131,5 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	-$(MAKE) -C userspace-provider clean 2>/dev/null
 	-$(MAKE) -C tests/unit clean 2>/dev/null
+	-$(MAKE) -C tools/mrxectl clean 2>/dev/null
 	rm -rf $(BUILD)

@@ -2,10 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside each of the two lab-VM guests started by bench/run.sh.
 # Guest 1 (10.77.0.1) runs the perftest servers, guest 2 the clients and
-# writes the CSV.  For each transport (stock rdma_rxe, then mrxe standard
-# mode) and each netem loss rate, ib_write_bw and ib_read_bw run with
-# -s $BENCH_SIZE -D $BENCH_DURATION.  Loss is applied on the data direction
-# only: the client's egress for WRITE, the server's egress for READ.
+# writes the CSV.  For each transport (stock rdma_rxe, mrxe in standard
+# RoCEv2 mode, mrxe in MetaRoCE mode: `mrxectl dev set mrxe0 mode ...`
+# before any QP exists) and each netem loss rate, the bandwidth tests run
+# with -s $BENCH_SIZE -D $BENCH_DURATION and the latency tests with
+# -s 64 -n $BENCH_LAT_ITERS.  Loss is applied on the data direction only:
+# the client's egress for WRITE, the server's egress for READ.  For
+# ib_write_bw the client also records netem's drop count and its device's
+# retrans_pkts delta (the requester is the data sender): retransmitted
+# packets per lost packet.
 #
 # Steps are synchronised with one-shot TCP barriers on port 19000+N.
 set -u
@@ -17,8 +22,10 @@ OUT=${MRXE_RESULTS:-/tmp}
 SIZE=${MRXE_BENCH_SIZE:-65536}
 DUR=${MRXE_BENCH_DURATION:-5}
 LOSSES=${MRXE_BENCH_LOSS:-0 0.1 1}
-TRANSPORTS=${MRXE_BENCH_TRANSPORTS:-rxe mrxe}
+TRANSPORTS=${MRXE_BENCH_TRANSPORTS:-rxe mrxe mrxe-meta}
 TESTS=${MRXE_BENCH_TESTS:-ib_write_bw ib_read_bw}
+LAT_ITERS=${MRXE_BENCH_LAT_ITERS:-1000}
+LAT_LOSSES=${MRXE_BENCH_LAT_LOSS:-0 1}	# latency tests only at these
 CSV=$OUT/bench.csv
 step=0
 
@@ -78,13 +85,18 @@ transport_up() {
 		rdma link add rxe0 type rxe netdev eth0 || return 1
 		DEV=rxe0
 		unset RDMAV_DRIVERS ;;
-	mrxe)
-		[ -f "$REPO/build/rdma_mrxe.ko" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] ||
-			{ log "mrxe not built"; return 1; }
+	mrxe|mrxe-meta)
+		[ -f "$REPO/build/rdma_mrxe.ko" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] &&
+			[ -x "$REPO/build/mrxectl" ] || { log "mrxe not built"; return 1; }
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do modprobe $m; done
 		insmod "$REPO/build/rdma_mrxe.ko" ${MRXE_BENCH_INSMOD_ARGS:-} || return 1
 		rdma link add mrxe0 type mrxe netdev eth0 || return 1
 		DEV=mrxe0
+		# the device default decides the mode of perftest's QPs
+		local mode=standard
+		[ "$1" = mrxe-meta ] && mode=metaroce
+		"$REPO/build/mrxectl" dev set mrxe0 mode "$mode" || return 1
+		log "$1: $("$REPO/build/mrxectl" dev show mrxe0 | head -n 3 | tr '\n' ' ')"
 		export RDMAV_DRIVERS=$REPO/build/libmrxe ;;
 	esac
 	GID=$(gid_index "$DEV") || { log "no RoCEv2 GID on $DEV"; return 1; }
@@ -95,7 +107,7 @@ transport_down() {
 	rdma link delete "$DEV" 2>/dev/null
 	case $1 in
 	rxe) rmmod rdma_rxe 2>/dev/null ;;
-	mrxe) rmmod rdma_mrxe 2>/dev/null ;;
+	mrxe|mrxe-meta) rmmod rdma_mrxe 2>/dev/null ;;
 	esac
 	return 0
 }
@@ -107,7 +119,26 @@ netem() {
 	tc qdisc add dev eth0 root netem loss "$1%"
 }
 
-[ "$ROLE" = 2 ] && echo "transport,test,loss_pct,size,duration_s,bw_avg_gbps,msg_rate_mpps,status" > "$CSV"
+# counter NAME: the device's counter (0 when absent)
+counter() {
+	rdma statistic show link "$DEV/1" 2>/dev/null | tr ' ' '\n' |
+		awk -v n="$1" 'prev == n { print; f = 1; exit } { prev = $0 } END { if (!f) print 0 }'
+}
+
+# netem_dropped: packets dropped by the netem qdisc on eth0 (this step's)
+netem_dropped() {
+	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1
+}
+
+# perftest ARGS for test $1
+test_args() {
+	case $1 in
+	*_lat) echo "-s 64 -n $LAT_ITERS" ;;
+	*) echo "-s $SIZE -D $DUR --report_gbits" ;;
+	esac
+}
+
+[ "$ROLE" = 2 ] && echo "transport,test,loss_pct,size,duration_s,bw_avg_gbps,msg_rate_mpps,lat_p50_us,lat_p99_us,netem_dropped,retrans_pkts,retrans_per_lost,status" > "$CSV"
 ip link set eth0 mtu 1500
 port=18600
 for tr in $TRANSPORTS; do
@@ -116,6 +147,9 @@ for tr in $TRANSPORTS; do
 	barrier
 	for t in $TESTS; do
 		for loss in $LOSSES; do
+			case $t in
+			*_lat) case " $LAT_LOSSES " in *" $loss "*) ;; *) continue ;; esac ;;
+			esac
 			port=$((port + 1))
 			# data direction: client sends WRITE data, server sends READ data
 			if { [ "$t" = ib_read_bw ] && [ "$ROLE" = 1 ]; } ||
@@ -127,8 +161,9 @@ for tr in $TRANSPORTS; do
 			if [ "$ROLE" = 1 ]; then
 				spid=
 				if [ $ok = 1 ]; then
+					# shellcheck disable=SC2046
 					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
-						-s "$SIZE" -D "$DUR" --report_gbits > "$OUT/$tr-$t-$loss.server" 2>&1 &
+						$(test_args "$t") > "$OUT/$tr-$t-$loss.server" 2>&1 &
 					spid=$!
 					for _ in $(seq 100); do
 						ss -Hltn "sport = :$port" | grep -q . && break
@@ -151,26 +186,43 @@ for tr in $TRANSPORTS; do
 				barrier
 				res=
 				status=ok
+				lat=, drops= rtx= rpl=
 				if [ $ok = 1 ]; then
 					sleep 0.5
+					rtx0=$(counter retrans_pkts)
+					# shellcheck disable=SC2046
 					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
-						-s "$SIZE" -D "$DUR" --report_gbits "$PEER" > "$OUT/$tr-$t-$loss.client" 2>&1 ||
+						$(test_args "$t") "$PEER" > "$OUT/$tr-$t-$loss.client" 2>&1 ||
 						status="exit $?"
-					# data row: bytes iterations peak avg msgrate
-					res=$(awk -v s="$SIZE" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tr-$t-$loss.client" | tail -n1)
+					case $t in
+					*_lat)
+						# bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
+						lat=$(awk '$1 == 64 && NF >= 8 { print $5 "," $8 }' "$OUT/$tr-$t-$loss.client" | tail -n1)
+						res=,
+						[ -n "$lat" ] || { lat=,; [ "$status" = ok ] && status="no result"; } ;;
+					*)
+						# data row: bytes iterations peak avg msgrate
+						res=$(awk -v s="$SIZE" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tr-$t-$loss.client" | tail -n1) ;;
+					esac
+					if [ "$t" = ib_write_bw ]; then
+						drops=$(netem_dropped)
+						rtx=$(( $(counter retrans_pkts) - rtx0 ))
+						[ "${drops:-0}" -gt 0 ] &&
+							rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
+					fi
 				else
 					status="transport unavailable"
 				fi
 				[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
 				# perftest -D prints 0 when nothing completed in the
 				# measuring window (a stall): not "ok"
-				if [ "$status" = ok ] &&
+				if [ "$status" = ok ] && [ "$res" != , ] &&
 				   awk -v b="${res%%,*}" 'BEGIN { exit !(b + 0 == 0) }'; then
 					status="stalled (0 Gb/s)"
 				fi
-				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$status" >> "$CSV"
+				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
 				stats "$tr-$t-$loss"
-				log "$tr $t loss $loss%: ${res%%,*} Gb/s ($status)"
+				log "$tr $t loss $loss%: ${res%%,*} Gb/s lat p50,p99 $lat us drops $drops retrans $rtx ($status)"
 				barrier		# client done
 			fi
 		done

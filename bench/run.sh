@@ -12,11 +12,11 @@
 # repository's git HEAD; set it when running from an exported tree).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export MRXE_BENCH_LOSS="0 0.1 1"
+export MRXE_BENCH_LOSS="0 0.1 1 5"
 export MRXE_BENCH_SIZE=65536
 export MRXE_BENCH_DURATION=5
-export MRXE_BENCH_TRANSPORTS="rxe mrxe"
-export MRXE_BENCH_TESTS="ib_write_bw ib_read_bw"
+export MRXE_BENCH_TRANSPORTS="rxe mrxe mrxe-meta"
+export MRXE_BENCH_TESTS="ib_write_bw ib_read_bw ib_write_lat"
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -59,14 +59,26 @@ fi
 out=$REPO/bench/results/$stamp.csv
 cp "$csv" "$out"
 {
-	echo "# $(date -u +%FT%TZ) kernel $(ls /boot/vmlinuz-6.1.*-amd64 | sort -V | tail -n1 | sed 's,.*vmlinuz-,,') tcg 1 vcpu/guest, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}"
-	echo "test,loss_pct,stock_rxe_gbps,mrxe_gbps,ratio_mrxe_over_stock"
-	awk -F, 'NR > 1 { key = $2 "," $3; bw[$1 "," key] = $6; if (!(key in seen)) { seen[key] = 1; order[n++] = key } }
+	echo "# $(date -u +%FT%TZ) kernel $(ls /boot/vmlinuz-6.1.*-amd64 | sort -V | tail -n1 | sed 's,.*vmlinuz-,,') tcg 2 vcpu/guest, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}"
+	echo "# kept = goodput at this loss / the same transport's lossless goodput; rpl = retransmitted / netem-dropped packets (ib_write_bw)"
+	echo "test,loss_pct,stock_rxe_gbps,mrxe_std_gbps,mrxe_meta_gbps,meta_over_std,meta_over_rxe,std_over_rxe,kept_rxe,kept_std,kept_meta,rpl_rxe,rpl_std,rpl_meta,p50_rxe_us,p99_rxe_us,p50_std_us,p99_std_us,p50_meta_us,p99_meta_us"
+	awk -F, 'NR > 1 {
+		key = $2 "," $3; t = $1
+		bw[t "," key] = $6; p50[t "," key] = $8; p99[t "," key] = $9; rpl[t "," key] = $12
+		if ($3 + 0 == 0) base[t "," $2] = $6
+		if (!(key in seen)) { seen[key] = 1; order[n++] = key }
+	}
+	function r(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
 	END {
 		for (i = 0; i < n; i++) {
-			k = order[i]; s = bw["rxe," k]; m = bw["mrxe," k]
-			r = (s > 0 && m != "") ? sprintf("%.2f", m / s) : "n/a"
-			printf "%s,%s,%s,%s\n", k, (s == "" ? "n/a" : s), (m == "" ? "n/a" : m), r
+			k = order[i]; split(k, kk, ","); tst = kk[1]
+			s = bw["rxe," k]; m = bw["mrxe," k]; x = bw["mrxe-meta," k]
+			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", k, s, m, x,
+				r(x, m), r(x, s), r(m, s),
+				r(s, base["rxe," tst]), r(m, base["mrxe," tst]), r(x, base["mrxe-meta," tst]),
+				rpl["rxe," k], rpl["mrxe," k], rpl["mrxe-meta," k],
+				p50["rxe," k], p99["rxe," k], p50["mrxe," k], p99["mrxe," k],
+				p50["mrxe-meta," k], p99["mrxe-meta," k]
 		}
 	}' "$csv"
 } > "$REPO/bench/results/$stamp-ratio.csv"

@@ -10,6 +10,8 @@
  *   mrxe_queue.c  shared rings (mmap) and kernel-owned rings
  *   mrxe_recv.c   packet validation and dispatch to responder/completer
  *   mrxe_req.c    requester, mrxe_resp.c responder, mrxe_comp.c completer
+ *   mrxe_nl.c     generic netlink family "mrxe" (mrxectl): config, QPs,
+ *                 counters, events
  *   proto/        pure-C protocol logic (wire format, SACK, paths, CC)
  *
  * Ownership of the structs below: each struct is edited only by the files
@@ -77,6 +79,14 @@ enum mrxe_counter {
 	MRXE_CNT_CNP_SENT,
 	MRXE_CNT_CNP_RCVD,
 	MRXE_CNT_MODE_MISMATCH,
+	MRXE_CNT_META_RETRANS,		/* MetaRoCE: selective retransmits */
+	MRXE_CNT_META_SPURIOUS,
+	MRXE_CNT_META_OOO,
+	MRXE_CNT_META_HOLES,
+	MRXE_CNT_META_TLP,
+	MRXE_CNT_META_RTO,
+	MRXE_CNT_META_OUT_OF_WINDOW,
+	MRXE_CNT_META_UPGRADES,
 	MRXE_NUM_COUNTERS,
 };
 
@@ -470,6 +480,16 @@ int mrxe_bind_mw(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe);
 /* ---- mrxe_qp.c ---- */
 /* Move the QP to ERROR (async event, flush happens in the pipeline). */
 void mrxe_qp_error(struct mrxe_qp *qp);
+
+/* ---- mrxe_nl.c: generic netlink family "mrxe" ---- */
+int mrxe_nl_init(void);
+void mrxe_nl_exit(void);
+/* QP entered ERROR from @old (any context). */
+void mrxe_nl_qp_error_event(struct mrxe_qp *qp, enum ib_qp_state old);
+void mrxe_nl_dev_config_event(struct mrxe_dev *dev,
+			      const struct mrxe_dev_cfg *cfg);
+/* ---- mrxe_device.c ---- */
+const char *mrxe_counter_name(unsigned int i);	/* hw_counters name */
 
 /* ---- mrxe_mcast.c: UD multicast (IBA 10.5.2.4, 11.3.1, A17.5.6) ---- */
 void mrxe_mcast_init(struct mrxe_dev *dev);

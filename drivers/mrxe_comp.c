@@ -340,6 +340,328 @@ drop:
 	return;
 }
 
+/* ---- MetaRoCE (drivers/proto/mrxe_meta.h step 3) ---- */
+
+/*
+ * A READ response or atomic ACK arrived: it proves that its request, PSNs
+ * [@a, @b] (a READ request takes the PSNs of all its responses), was
+ * delivered.  Tell the scoreboard with a locally built SACK, for the whole
+ * request at once: its responses are streamed over time, so a per-response
+ * SACK would make RACK call the later ones lost (RFC 8985 6.2 assumes the
+ * PSNs of one send are delivered together).
+ */
+static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
+{
+	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
+	struct mrxe_sack_ack_res res;
+	struct mrxe_sack_info si = {};
+	u32 base = mrxe_psn_add(sb->una, 1), d, k, q;
+
+	if (mrxe_psn_before(b, sb->una))
+		return;
+	if (!mrxe_psn_before(b, sb->nxt))
+		b = mrxe_psn_add(sb->nxt, MRXE_PSN_MASK);
+	si.trigger_psn = b;
+	if (!mrxe_psn_after(a, sb->una)) {
+		/* everything before @a was delivered already */
+		si.epsn = mrxe_psn_add(b, 1);
+	} else {
+		si.epsn = sb->una;
+		for (q = a; ; q = mrxe_psn_add(q, 1)) {
+			d = (u32)mrxe_psn_diff(q, base);
+			k = d / MRXE_SACK_BLOCK_BITS;
+			if (k >= MRXE_SACK_MAX_BLOCKS)
+				break;
+			if (!si.nblocks ||
+			    si.blk[si.nblocks - 1].base !=
+			    mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS)) {
+				si.blk[si.nblocks].base =
+					mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS);
+				si.blk[si.nblocks].bitmap = 0;
+				si.nblocks++;
+			}
+			si.blk[si.nblocks - 1].bitmap |=
+				1ULL << (d % MRXE_SACK_BLOCK_BITS);
+			if (q == b)
+				break;
+		}
+	}
+	mrxe_sack_on_ack(sb, &si, 0, ktime_get_ns(), &res);
+}
+
+/*
+ * Move comp.psn (the oldest PSN not done) up to the scoreboard's una,
+ * stopping at a READ/atomic PSN whose response is missing, and complete
+ * every WQE it passed, in verbs order (a message completes when the
+ * cumulative point passes its last PSN).  Then (re)start the deadline for
+ * missing responses.
+ */
+static void mrxe_meta_advance(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_req_state *req = &qp->req;
+	u32 una = mq->snd.sb.una, slot;
+	struct mrxe_pkt_meta *pm;
+	struct mrxe_swqe *w;
+	u64 now;
+
+	while (mrxe_psn_before(qp->comp.psn, una)) {
+		slot = qp->comp.psn & (MRXE_PKT_RING - 1);
+		pm = &req->meta[slot];
+		if (pm->psn == qp->comp.psn && mrxe_meta_is_rsp_op(pm->opcode) &&
+		    !test_bit(slot, mq->rsp_got))
+			break;
+		qp->comp.psn = mrxe_psn_add(qp->comp.psn, 1);
+	}
+	while (req->head != req->cur) {
+		w = mrxe_swqe_at(qp, req->head);
+		if (w->state != MRXE_SWQE_DONE) {
+			if (w->state != MRXE_SWQE_PENDING || !w->psn_valid ||
+			    !mrxe_psn_after(qp->comp.psn, w->last_psn))
+				break;
+			w->state = MRXE_SWQE_DONE;
+		}
+		mrxe_comp_post_send(qp, w);
+	}
+	if (qp->comp.psn == una) {
+		mq->rsp_deadline_ns = 0;
+		mq->rsp_backoff = 0;
+		return;
+	}
+	if (mq->rsp_deadline_ns && qp->comp.psn == mq->rsp_psn)
+		return;
+	if (qp->comp.psn != mq->rsp_psn)
+		mq->rsp_backoff = 0;
+	now = ktime_get_ns();
+	mq->rsp_psn = qp->comp.psn;
+	mq->rsp_deadline_ns = now + (mrxe_rtt_rto(&mq->snd.sb.rtt) <<
+				     min_t(u8, mq->rsp_backoff, 6));
+}
+
+/* The response deadline passed: ask for the missing response again. */
+static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_swqe *w;
+	u64 now = ktime_get_ns();
+
+	if (!mq->rsp_deadline_ns || now < mq->rsp_deadline_ns)
+		return;
+	if (qp->pipe.attr.timeout && mq->rsp_backoff > qp->pipe.attr.retry_cnt) {
+		if (req->head != req->fetched) {
+			w = mrxe_swqe_at(qp, req->head);
+			mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
+		} else {
+			mrxe_pipe_set_error(qp);
+		}
+		return;
+	}
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	mrxe_req_meta_rerequest(qp, qp->comp.psn);
+	mq->rsp_backoff++;
+	mq->rsp_deadline_ns = now + (mrxe_rtt_rto(&mq->snd.sb.rtt) <<
+				     min_t(u8, mq->rsp_backoff, 6));
+}
+
+static void mrxe_meta_cumulative(struct mrxe_qp *qp, u32 epsn)
+{
+	struct mrxe_sack_info si = {};
+	struct mrxe_sack_ack_res res;
+
+	si.epsn = epsn;
+	si.trigger_psn = epsn;
+	mrxe_sack_on_ack(&qp->pipe.meta->snd.sb, &si, 0, ktime_get_ns(),
+			 &res);
+}
+
+/* RNR NAK (IBA 9.7.5.2.8): everything before @psn is done; resend from it. */
+static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
+{
+	struct mrxe_swqe *w;
+
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_RCVD);
+	mrxe_meta_cumulative(qp, psn);
+	mrxe_meta_advance(qp);
+	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
+		if (!qp->comp.rnr_left) {
+			w = mrxe_swqe_at(qp, qp->req.head);
+			if (qp->req.head != qp->req.fetched)
+				mrxe_comp_fail(qp, w, IB_WC_RNR_RETRY_EXC_ERR);
+			else
+				mrxe_pipe_set_error(qp);
+			return;
+		}
+		qp->comp.rnr_left--;
+	}
+	/* the responder dropped everything from @psn on: so do we */
+	mrxe_req_rewind(qp, psn);
+	qp->req.psn = psn;
+	qp->req.next_new_psn = psn;
+	mrxe_meta_snd_init(qp, psn);
+	qp->req.rnr_wait = true;
+	atomic_set(&qp->req.rnr_fired, 0);
+	if (qp->pipe.dying)
+		return;
+	hrtimer_start(&qp->req.rnr_timer,
+		      ns_to_ktime((u64)mrxe_rnr_timer_us(timer) * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL);
+}
+
+static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 off = MRXE_BTH_LEN + MRXE_AETH_LEN;
+	struct mrxe_sack_ack_res res;
+	struct mrxe_sack_info si;
+	struct mrxe_swqe *w;
+	struct mrxe_aeth aeth;
+	u64 now, echo = 0;
+	u32 status;
+
+	mrxe_aeth_parse(skb->data + MRXE_BTH_LEN, &aeth);
+	mq->ever_acked = true;
+	switch (aeth.syndrome & MRXE_AETH_TYPE_MASK) {
+	case MRXE_AETH_ACK:
+		if (mrxe_sacketh_parse(skb->data + off, pi->hdr_len - off,
+				       mrxe_psn_add(pi->psn, 1), &si) < 0) {
+			mrxe_meta_mismatch(qp, "malformed SACKETH", pi->psn);
+			return;
+		}
+		now = ktime_get_ns();
+		if (rm->flags & MRXE_MRH_F_TSECR)
+			echo = mrxe_mrh_ts_ns(rm->tsecr, now);
+		if (mrxe_sack_on_ack(&mq->snd.sb, &si, echo, now, &res))
+			return;		/* beyond what we sent: ignored */
+		if (res.una_moved)
+			mq->retry_left = qp->pipe.attr.retry_cnt;
+		if (res.una_moved)
+			qp->comp.rnr_left = qp->pipe.attr.rnr_retry;
+		mrxe_meta_advance(qp);
+		return;
+	case MRXE_AETH_RNR_NAK:
+		mrxe_meta_rnr(qp, pi->psn, aeth.syndrome & MRXE_AETH_VAL_MASK);
+		return;
+	case MRXE_AETH_NAK:
+		break;
+	default:
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		return;
+	}
+	switch (aeth.syndrome & MRXE_AETH_VAL_MASK) {
+	case MRXE_NAK_INVALID_REQ:
+		status = IB_WC_REM_INV_REQ_ERR;
+		break;
+	case MRXE_NAK_REM_ACCESS:
+		status = IB_WC_REM_ACCESS_ERR;
+		break;
+	case MRXE_NAK_PSN_SEQ:
+		return;		/* never sent in MetaRoCE mode */
+	default:
+		status = IB_WC_REM_OP_ERR;
+		break;
+	}
+	/* IBA 9.9.2: everything before the NAK'd PSN completed */
+	mrxe_meta_cumulative(qp, pi->psn);
+	mrxe_meta_advance(qp);
+	if (qp->req.head == qp->req.fetched) {
+		mrxe_pipe_set_error(qp);
+		return;
+	}
+	w = mrxe_swqe_at(qp, qp->req.head);
+	mrxe_comp_fail(qp, w, status);
+}
+
+/* READ response or atomic ACK: place it wherever it belongs, any order. */
+static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 mtu = qp->pipe.attr.mtu, psn = pi->psn, idx, off, want;
+	u32 slot = psn & (MRXE_PKT_RING - 1);
+	struct mrxe_pkt_meta *pm = &qp->req.meta[slot];
+	struct mrxe_swqe *w;
+	u64 orig;
+	int err;
+
+	if (mrxe_psn_before(psn, qp->comp.psn) || test_bit(slot, mq->rsp_got) ||
+	    pm->psn != psn || !pm->send_ns)
+		goto drop;	/* a duplicate response */
+	if (pm->wqe_idx - qp->req.head >= qp->req.fetched - qp->req.head)
+		goto drop;
+	idx = pm->wqe_idx;
+	w = mrxe_swqe_at(qp, idx);
+	if (!w->psn_valid || !mrxe_psn_in(psn, w->first_psn, w->last_psn))
+		goto drop;
+	if (pi->mask & MRXE_M_READ_RESP) {
+		if (!(w->mask & MRXE_M_READ))
+			goto drop;
+		off = (u32)mrxe_psn_diff(psn, w->first_psn) * mtu;
+		want = w->len > off ? min(mtu, w->len - off) : 0;
+		if (pi->paylen != want)
+			goto drop;
+		if (want) {
+			err = mrxe_sgl_copy(qp->pd, swqe_sge(w), w->wr.num_sge,
+					    off, mrxe_pkt_payload(skb), want,
+					    MRXE_COPY_TO_MR,
+					    IB_ACCESS_LOCAL_WRITE);
+			if (err) {
+				mrxe_comp_fail(qp, w, IB_WC_LOC_PROT_ERR);
+				return;
+			}
+		}
+	} else {
+		if (!(w->mask & MRXE_M_ATOMIC) || psn != w->first_psn)
+			goto drop;
+		/* the original value is returned in host order (IBA 9.4.5) */
+		orig = mrxe_atmack_parse(mrxe_pkt_hdr(skb, MRXE_HDR_ATMACK));
+		err = mrxe_sgl_copy(qp->pd, swqe_sge(w), w->wr.num_sge, 0, &orig,
+				    sizeof(orig), MRXE_COPY_TO_MR,
+				    IB_ACCESS_LOCAL_WRITE);
+		if (err) {
+			mrxe_comp_fail(qp, w, IB_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	set_bit(slot, mq->rsp_got);
+	mq->ever_acked = true;
+	if (w->mask & MRXE_M_READ) {
+		off = (u32)mrxe_psn_diff(psn, w->first_psn) /
+		      MRXE_META_READ_CHUNK * MRXE_META_READ_CHUNK;
+		mrxe_meta_local_sack(qp, mrxe_psn_add(w->first_psn, off),
+				     mrxe_meta_chunk_last(qp, w, psn));
+	} else {
+		mrxe_meta_local_sack(qp, psn, psn);
+	}
+	mrxe_meta_advance(qp);
+	return;
+drop:
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+}
+
+static void mrxe_comp_meta_packet(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+
+	if (!mrxe_pkt_meta(skb)->meta) {
+		/* auto: a late RoCEv2 response from before the switch */
+		if (qp->pipe.auto_state == MRXE_AUTO_META &&
+		    !mrxe_psn_after(pi->psn, qp->pipe.meta->switch_psn)) {
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+			return;
+		}
+		mrxe_meta_mismatch(qp, "RoCEv2 response on a MetaRoCE QP",
+				   pi->psn);
+		return;
+	}
+	if (pi->mask & (MRXE_M_READ_RESP | MRXE_M_ATOMIC_ACK))
+		mrxe_comp_meta_response(qp, skb);
+	else
+		mrxe_comp_meta_ack(qp, skb);
+}
+
 static void mrxe_comp_timeout(struct mrxe_qp *qp)
 {
 	struct mrxe_req_state *req = &qp->req;
@@ -374,13 +696,31 @@ bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
 	    qp->pipe.state == IB_QPS_SQE) {
 		while (*budget > 0 && !qp->pipe.want_error &&
 		       (skb = skb_dequeue(&qp->comp.rxq))) {
-			mrxe_comp_packet(qp, skb);
+			/* auto: the first response decides (wire-format.rst) */
+			if (qp->pipe.auto_state == MRXE_AUTO_PROBE &&
+			    !mrxe_pkt_meta(skb)->meta)
+				qp->pipe.auto_state = mrxe_pkt_meta(skb)->cap ?
+					MRXE_AUTO_UPGRADE : MRXE_AUTO_STANDARD;
+			if (qp->pipe.meta_tx)
+				mrxe_comp_meta_packet(qp, skb);
+			else if (mrxe_pkt_meta(skb)->meta)
+				mrxe_meta_mismatch(qp, "MetaRoCE response on a standard QP",
+						   mrxe_pkt(skb)->psn);
+			else
+				mrxe_comp_packet(qp, skb);
 			kfree_skb(skb);
 			(*budget)--;
 			progress = true;
 		}
-		if (atomic_xchg(&qp->comp.timer_fired, 0) && !qp->pipe.want_error)
+		if (atomic_xchg(&qp->comp.timer_fired, 0) && !qp->pipe.want_error &&
+		    !qp->pipe.meta_tx)
 			mrxe_comp_timeout(qp);
+		if (qp->pipe.meta_tx && !qp->pipe.want_error &&
+		    atomic_xchg(&qp->pipe.meta->timer_fired, 0)) {
+			progress = true;
+			if (!mrxe_req_meta_timer(qp))
+				mrxe_meta_rsp_timeout(qp);
+		}
 	} else {
 		skb_queue_purge(&qp->comp.rxq);
 	}

@@ -261,8 +261,9 @@ static u32 mrxe_cq_committed_sends(struct mrxe_dev *dev, struct mrxe_cq *cq)
 		q = qp->sq;
 		if (qp->scq != cq || !q)
 			continue;
-		/* acquire: pairs with the releases of both indices */
+		/* acquire: pairs with the poster's release of producer_index */
 		prod = smp_load_acquire(&q->buf->producer_index);
+		/* acquire: pairs with the completer's release of consumer_index */
 		cons = smp_load_acquire(&q->buf->consumer_index);
 		if (!mrxe_ring_valid(prod, cons, q->index_mask))
 			continue;

@@ -173,6 +173,27 @@ void mrxe_get_dev_fw_str(struct ib_device *ibdev, char *str)
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "mrxe-abi-%d", MRXE_ABI_VERSION);
 }
 
+/*
+ * /sys/class/infiniband/DEV/mrxe_abi_version: how the userspace provider
+ * recognises an mrxe device whatever its name (a stock rxe device has no
+ * such attribute).
+ */
+static ssize_t mrxe_abi_version_show(struct device *device,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", MRXE_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(mrxe_abi_version);
+
+static struct attribute *mrxe_dev_attrs[] = {
+	&dev_attr_mrxe_abi_version.attr,
+	NULL,
+};
+
+const struct attribute_group mrxe_dev_attr_group = {
+	.attrs = mrxe_dev_attrs,
+};
+
 /* Names as "rdma statistic show link DEV/1" prints them. */
 static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_SENT_PKTS].name		= "sent_pkts",
@@ -196,9 +217,23 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_CNP_SENT].name		= "cnp_sent",
 	[MRXE_CNT_CNP_RCVD].name		= "cnp_rcvd",
 	[MRXE_CNT_MODE_MISMATCH].name		= "mode_mismatch",
+	[MRXE_CNT_META_RETRANS].name		= "meta_retrans_pkts",
+	[MRXE_CNT_META_SPURIOUS].name		= "meta_spurious_retrans",
+	[MRXE_CNT_META_OOO].name		= "meta_ooo_pkts",
+	[MRXE_CNT_META_HOLES].name		= "meta_sack_holes",
+	[MRXE_CNT_META_TLP].name		= "meta_tlp",
+	[MRXE_CNT_META_RTO].name		= "meta_rto",
+	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
+	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);
+
+/* The one name table: hw_counters and the netlink family both use it. */
+const char *mrxe_counter_name(unsigned int i)
+{
+	return i < MRXE_NUM_COUNTERS ? mrxe_counter_descs[i].name : NULL;
+}
 
 struct rdma_hw_stats *mrxe_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port)

@@ -43,7 +43,7 @@ struct mrxe_swqe {
 	u32	last_psn;
 	u32	offset;		/* next byte to send */
 	u32	len;		/* message length */
-	u32	pad1;
+	u32	msn;		/* MetaRoCE: MRH MSN of this message */
 	struct mrxe_send_wqe wr;	/* followed by sges / inline data */
 };
 
@@ -95,6 +95,33 @@ static inline struct mrxe_pkt_info *mrxe_pkt(struct sk_buff *skb)
 	return (struct mrxe_pkt_info *)skb->cb;
 }
 
+/*
+ * What mrxe_rcv() learnt from the MetaRoCE header of a TVer 1 packet, kept
+ * in skb->cb after struct mrxe_pkt_info.  The MRH (and the RETH a WRITE
+ * MIDDLE/LAST carries in MetaRoCE mode) is stripped before the packet is
+ * queued, so the pipeline sees the standard header layout of its opcode
+ * (plus the SACKETH after an ACK's AETH, counted in hdr_len).
+ */
+struct mrxe_rx_meta {
+	u8	meta;		/* TVer 1 packet, MRH stripped */
+	u8	cap;		/* BTH MRXE_BTH_META_CAP (TVer 0) */
+	u8	flags;		/* MRH flags */
+	u32	msn;
+	u32	offset;
+	u32	tsval;
+	u32	tsecr;
+};
+
+struct mrxe_rx_cb {
+	struct mrxe_pkt_info	pi;
+	struct mrxe_rx_meta	m;
+};
+
+static inline struct mrxe_rx_meta *mrxe_pkt_meta(struct sk_buff *skb)
+{
+	return &((struct mrxe_rx_cb *)skb->cb)->m;
+}
+
 static inline u8 *mrxe_pkt_hdr(struct sk_buff *skb, u32 hdr)
 {
 	return skb->data + mrxe_op_hdr_off(mrxe_pkt(skb)->opcode, hdr);
@@ -111,6 +138,7 @@ bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
 		       struct sk_buff *skb);	/* softirq receive */
 void mrxe_pipe_set_error(struct mrxe_qp *qp);
 u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn);
+void mrxe_pipe_publish_mode(struct mrxe_qp *qp);
 u8 mrxe_pipe_ecn(struct mrxe_qp *qp);
 struct sk_buff *mrxe_pipe_alloc_pkt(struct mrxe_qp *qp,
 				    const struct mrxe_av *av, u32 len);
@@ -119,7 +147,29 @@ int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 void mrxe_rto_arm(struct mrxe_qp *qp);
 void mrxe_rto_stop(struct mrxe_qp *qp);
 
+/* mrxe_meta.c: MetaRoCE glue (engines in drivers/proto/) */
+int mrxe_meta_alloc(struct mrxe_qp *qp);
+void mrxe_meta_free(struct mrxe_qp *qp);
+void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn);
+void mrxe_meta_rcv_init(struct mrxe_qp *qp, u32 psn);
+void mrxe_meta_purge(struct mrxe_qp *qp);
+void mrxe_meta_arm(struct mrxe_qp *qp);
+void mrxe_meta_timer_stop(struct mrxe_qp *qp);
+void mrxe_meta_sync_counters(struct mrxe_qp *qp);
+void mrxe_meta_mismatch(struct mrxe_qp *qp, const char *why, u32 psn);
+void mrxe_meta_upgrade_tx(struct mrxe_qp *qp);
+void mrxe_meta_upgrade_rx(struct mrxe_qp *qp);
+void mrxe_meta_build_mrh(struct mrxe_qp *qp, u8 *bth, u8 cls, u8 flags,
+			 u32 msn, u32 offset, u32 tsecr);
+static inline bool mrxe_meta_is_rsp_op(u8 opcode)
+{
+	return mrxe_op_mask(opcode) & (MRXE_M_READ | MRXE_M_ATOMIC);
+}
+
 /* mrxe_req.c */
+bool mrxe_req_meta_timer(struct mrxe_qp *qp);
+u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn);
+void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn);
 bool mrxe_req_run(struct mrxe_qp *qp, int *budget);
 void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn);
 void mrxe_req_acked(struct mrxe_qp *qp, u32 psn);
@@ -135,5 +185,6 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w);
 bool mrxe_resp_run(struct mrxe_qp *qp, int *budget);
 void mrxe_resp_flush(struct mrxe_qp *qp);
 void mrxe_resp_reset(struct mrxe_qp *qp);
+int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn);
 
 #endif /* MRXE_DP_H */

@@ -179,7 +179,7 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&dev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	dev->next_qpn = MRXE_MIN_QPN;
-	dev->cfg.transport_mode = MRXE_TRANSPORT_STANDARD;
+	dev->cfg.transport_mode = MRXE_TRANSPORT_AUTO;	/* issue 8 */
 	dev->cfg.num_paths = 1;
 	dev->cfg.ecn = false;
 	dev->cfg.cnp_interval_us = 50;
@@ -346,17 +346,26 @@ static int __init mrxe_module_init(void)
 	if (err)
 		return err;
 
+	err = mrxe_nl_init();
+	if (err) {
+		pr_err(DRV_NAME ": netlink family registration failed: %d\n",
+		       err);
+		goto err_net;
+	}
+
 	err = register_netdevice_notifier(&mrxe_netdev_nb);
 	if (err) {
 		pr_err(DRV_NAME ": netdev notifier registration failed: %d\n",
 		       err);
-		goto err_net;
+		goto err_nl;
 	}
 
 	rdma_link_register(&mrxe_link_ops);
 	pr_info(DRV_NAME ": loaded (ABI %d)\n", MRXE_ABI_VERSION);
 	return 0;
 
+err_nl:
+	mrxe_nl_exit();
 err_net:
 	mrxe_net_exit();
 	return err;
@@ -368,6 +377,7 @@ static void __exit mrxe_module_exit(void)
 	mrxe_unregister_all();
 	/* Last: unregistering replays NETDEV_UNREGISTER for every netdev. */
 	unregister_netdevice_notifier(&mrxe_netdev_nb);
+	mrxe_nl_exit();
 	mrxe_net_exit();
 	pr_info(DRV_NAME ": unloaded\n");
 }

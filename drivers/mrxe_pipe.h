@@ -16,6 +16,7 @@
 #define MRXE_PIPE_H
 
 #include "mrxe_wire.h"
+#include "mrxe_meta.h"
 
 struct mrxe_qp;
 struct mrxe_mr;
@@ -63,6 +64,50 @@ struct mrxe_loss_ops {
 	void (*acked)(struct mrxe_qp *qp, u32 psn);
 };
 
+/*
+ * MetaRoCE per-QP state (mrxe_meta.c), allocated for RC QPs whose mode is
+ * metaroce or auto; all of it is pipeline state (pipe.mutex), except
+ * timer_fired (any context).  Sender half (requester + completer):
+ * snd.sb, rsp_got, msn, retry_left, rsp_*; receiver half (responder): rcv.rw,
+ * stash, ack_*.  Neither half touches the other's fields.
+ */
+#define MRXE_META_READ_CHUNK	64	/* PSNs per READ request packet */
+
+/* Engine counters already added to the device counters. */
+struct mrxe_meta_synced {
+	u64	retrans, spurious, holes, tlp, rto, ooo, dup, oow;
+};
+
+struct mrxe_meta_qp {
+	struct mrxe_qp		*qp;
+	/* sender half (requester + completer) */
+	struct mrxe_meta_snd	snd;
+	struct mrxe_sack_cfg	cfg;
+	u32	msn;		/* MSN of the next new message */
+	u32	switch_psn;	/* auto: first MetaRoCE PSN sent */
+	bool	sync_pending;	/* auto: next packet carries MRH SYNC */
+	u8	retry_left;	/* RTOs without progress left (retry_cnt) */
+	bool	ever_acked;	/* the peer answered at least once */
+	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
+	u32	rsp_psn;	/* comp.psn when rsp_deadline was set */
+	u8	rsp_backoff;	/* re-requests without progress */
+	u64	rsp_retrans;	/* READ/atomic re-requests sent */
+	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
+	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);
+	struct hrtimer		timer;	/* SACK timer (RACK, TLP, RTO) */
+	atomic_t		timer_fired;
+
+	/* receiver half (responder) */
+	struct mrxe_meta_rcv	rcv;
+	/* accepted requests not executed yet, slot psn % MRXE_PKT_RING */
+	struct sk_buff		*stash[MRXE_PKT_RING];
+	struct sk_buff_head	replay;	/* duplicate READs to answer again */
+	bool	ack_pending;	/* an ACK with SACKETH is owed */
+	u64	oow_local;	/* dropped: beyond the execution window */
+
+	struct mrxe_meta_synced	synced;
+};
+
 /* Snapshot of the QP attributes the pipeline uses (taken in modify). */
 struct mrxe_pipe_attr {
 	u32	dest_qpn;
@@ -91,6 +136,32 @@ struct mrxe_pipe_state {
 	struct mrxe_pipe_attr	attr;
 	struct mrxe_av		*av;		/* snapshot of qp->av */
 	u16			sport;		/* standard mode: fixed per QP */
+	/*
+	 * MetaRoCE (Documentation/wire-format.rst): meta_tx, the requester
+	 * sends TVer 1 packets and the completer takes TVer 1 responses;
+	 * meta_rx, the responder runs the reorder window and answers with
+	 * TVer 1.  Forced metaroce sets both at RTR/RTS.  meta is NULL for
+	 * standard QPs.
+	 */
+	bool			meta_tx;
+	bool			meta_rx;
+	u8			auto_state;	/* enum mrxe_auto_state */
+	bool			cap_peer;	/* auto responder: CAP seen */
+	struct mrxe_meta_qp	*meta;
+};
+
+/*
+ * `auto` requester (wire-format.rst "auto: in-band upgrade"): PROBE sends
+ * the CAP bit on standard requests; the first response decides: UPGRADE
+ * (it carried CAP: switch at the next message boundary with nothing
+ * outstanding) or STANDARD (for good); META once switched.
+ */
+enum mrxe_auto_state {
+	MRXE_AUTO_OFF		= 0,	/* not an auto QP */
+	MRXE_AUTO_PROBE,
+	MRXE_AUTO_UPGRADE,
+	MRXE_AUTO_STANDARD,
+	MRXE_AUTO_META,
 };
 
 /* Requester (mrxe_req.c); the completer advances head and rd_atomic. */
@@ -106,8 +177,8 @@ struct mrxe_req_state {
 	u32	rd_atomic;	/* reads/atomics outstanding */
 	u32	pkts_since_ack;
 	u32	pace;		/* packets since the last pacing check */
-	u32	next_new_psn;	/* one past the highest PSN ever sent:
-				 * PSNs before it are retransmissions */
+	/* one past the highest PSN ever sent: PSNs before it are resends */
+	u32	next_new_psn;
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
 	atomic_t rnr_fired;
 	struct hrtimer		rnr_timer;
@@ -156,6 +227,7 @@ struct mrxe_resp_state {
 	u32	rd_psn;
 	u32	rd_first_psn;
 	u32	rd_last_psn;
+	u32	rd_off;		/* MetaRoCE: MRH offset of the next response */
 
 	struct mrxe_resp_res *res;	/* max_dest_rd_atomic entries */
 	u32	nres;

@@ -55,6 +55,7 @@ void mrxe_qp_error(struct mrxe_qp *qp)
 		return;
 	/* IBA 11.6.3: a transport error is an affiliated async event. */
 	mrxe_qp_event(qp, IB_EVENT_QP_FATAL);
+	mrxe_nl_qp_error_event(qp, old);
 	mrxe_pipe_modify(qp, &attr, IB_QP_STATE, old);
 }
 
@@ -89,7 +90,7 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 			return err;
 	}
 	if (cmd.reserved || (cmd.flags & ~MRXE_QP_FLAG_SPRAY) ||
-	    cmd.transport_mode > MRXE_TRANSPORT_METAROCE ||
+	    cmd.transport_mode > MRXE_TRANSPORT_AUTO ||
 	    cmd.num_paths > MRXE_MAX_PATHS)
 		return -EINVAL;
 
@@ -97,18 +98,17 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 	qp->transport_mode = cmd.transport_mode ?: dev->cfg.transport_mode;
 	qp->num_paths = cmd.num_paths ?: dev->cfg.num_paths;
 	spin_unlock_bh(&dev->cfg_lock);
-	/* Only RC/UC carry MetaRoCE; UD/GSI are always standard. */
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC) {
+	/*
+	 * Only RC carries MetaRoCE (selective repeat needs ACKs); UC, UD and
+	 * GSI are always standard, whatever was asked or the default is.
+	 * `auto` starts as standard and may upgrade in-band (wire-format.rst);
+	 * the mode reported at create is the one the QP starts with.
+	 */
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		qp->transport_mode = MRXE_TRANSPORT_STANDARD;
 		qp->num_paths = 1;
 	}
-	/*
-	 * The MetaRoCE transport is not implemented yet: a QP that asks for it
-	 * must not silently run go-back-N while reporting MetaRoCE.
-	 */
-	if (qp->transport_mode == MRXE_TRANSPORT_METAROCE)
-		return -EOPNOTSUPP;
-	if (qp->transport_mode == MRXE_TRANSPORT_STANDARD)
+	if (qp->transport_mode != MRXE_TRANSPORT_METAROCE)
 		qp->num_paths = 1;
 	return 0;
 }
@@ -237,7 +237,10 @@ int mrxe_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		resp.qpn = qpn;
 		resp.sq_slots = sq_slots;
 		resp.rq_slots = rq_slots;
-		resp.transport_mode = qp->transport_mode;
+		resp.transport_mode = qp->transport_mode ==
+				      MRXE_TRANSPORT_METAROCE ?
+				      MRXE_TRANSPORT_METAROCE :
+				      MRXE_TRANSPORT_STANDARD;
 		resp.num_paths = qp->num_paths;
 		resp.max_inline = qp->max_inline;
 		err = ib_copy_to_udata(udata, &resp,
@@ -394,6 +397,8 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->attr.ah_attr.grh.sgid_attr = NULL;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	if ((mask & IB_QP_STATE) && new == IB_QPS_ERR && old != IB_QPS_ERR)
+		mrxe_nl_qp_error_event(qp, old);
 	mrxe_pipe_modify(qp, attr, mask, old);
 	return 0;
 }

@@ -49,8 +49,26 @@ void mrxe_icrc_generate(struct sk_buff *skb)
 				end - bth - MRXE_ICRC_LEN));
 }
 
+/*
+ * Remove the MRH (and the RETH MetaRoCE adds to WRITE MIDDLE/LAST) of a
+ * parsed TVer 1 packet: the BTH moves up over them, so the pipeline finds
+ * every header at its standard offset.  Returns the bytes removed.
+ */
+static u32 mrxe_meta_strip(struct sk_buff *skb, struct mrxe_pkt_info *pi)
+{
+	u32 extra = mrxe_meta_hdr_len(pi->opcode) -
+		    mrxe_op_hdr_len(pi->opcode);
+
+	memmove(skb->data + extra, skb->data, MRXE_BTH_LEN);
+	__skb_pull(skb, extra);
+	pi->hdr_len -= extra;
+	return extra;
+}
+
 void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 {
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	struct mrxe_mrh mrh;
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 	struct sk_buff_head *q;
 	const u8 *udp, *l3;
@@ -75,7 +93,30 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		goto drop;
 	len -= MRXE_UDP_HDR_LEN;
 
-	err = mrxe_pkt_parse(skb->data, len, pi);
+	BUILD_BUG_ON(sizeof(struct mrxe_rx_cb) > sizeof(skb->cb));
+	memset(rm, 0, sizeof(*rm));
+	if (len >= MRXE_BTH_LEN + MRXE_ICRC_LEN &&
+	    mrxe_bth_tver(skb->data) == MRXE_META_TVER) {
+		/* MetaRoCE (wire-format.rst): TVer 1, MRH after the BTH */
+		err = mrxe_meta_pkt_parse(skb->data, len, pi, &mrh);
+		if (unlikely(err)) {
+			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
+			mrxe_err_dev(dev, "malformed MetaRoCE packet (%d), opcode %#x qpn %#x dropped\n",
+				     err, mrxe_bth_opcode(skb->data),
+				     mrxe_bth_qpn(skb->data));
+			goto drop;
+		}
+		rm->meta = 1;
+		rm->flags = mrh.flags;
+		rm->msn = mrh.msn;
+		rm->offset = mrh.offset;
+		rm->tsval = mrh.tsval;
+		rm->tsecr = mrh.tsecr;
+	} else {
+		err = mrxe_pkt_parse(skb->data, len, pi);
+		if (!err)
+			rm->cap = mrxe_bth_meta_cap(skb->data);
+	}
 	if (unlikely(err)) {
 		if (err == MRXE_PARSE_TVER)
 			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
@@ -113,6 +154,14 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	if (pskb_trim(skb, len)) {
 		mrxe_qp_put(qp);
 		goto drop;
+	}
+	if (rm->meta) {
+		/* a netem/tc duplicate shares its data: strip a private copy */
+		if (skb_unclone(skb, GFP_ATOMIC)) {
+			mrxe_qp_put(qp);
+			goto drop;
+		}
+		len -= mrxe_meta_strip(skb, pi);
 	}
 
 	/*

@@ -321,48 +321,39 @@ static u8 mrxe_req_opcode(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	return MRXE_OPC(tr, o);
 }
 
+/* First/last of the packet at byte @off of @w (IBA 9.7.4 opcodes). */
+static u32 mrxe_req_paylen(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 off)
+{
+	if (w->mask & (MRXE_M_SEND | MRXE_M_WRITE))
+		return min(qp->pipe.attr.mtu, w->len - off);
+	return 0;
+}
+
 /*
- * Build and send the next packet of WQE @w.  Returns 0, -EAGAIN (no
- * memory, try again later) or -EIO (the WQE failed; status is set).
+ * Build and transmit the packet for @psn of WQE @w, whose payload starts
+ * at byte @off of the message (a READ request asks for @rd_len bytes from
+ * there).  Only builds and sends: first transmission and any later
+ * retransmission of the same PSN (go-back-N or MetaRoCE selective repeat)
+ * share it, and the caller advances its own cursor.  MetaRoCE packets get
+ * BTH TVer 1, the MRH and RETH on every WRITE packet (wire-format.rst).
+ * Returns 0, -EAGAIN (no memory, try again later) or -EIO (the WQE
+ * failed; status is set).
  */
-static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
-			     u32 idx)
+static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
+			 u32 psn, u32 off, u32 rd_len, bool retx)
 {
 	struct mrxe_req_state *req = &qp->req;
 	struct mrxe_dev *dev = qp_dev(qp);
-	u32 mtu = qp->pipe.attr.mtu, paylen = 0, len, hlen, psn, npsn = 1;
 	struct mrxe_av ud_av, *av = qp->pipe.av;
+	bool rc = mrxe_qp_is_rc(qp), meta = qp->pipe.meta_tx;
+	u32 paylen, len, hlen, mask;
 	struct mrxe_bth bth = {};
-	bool first, last, rc = mrxe_qp_is_rc(qp);
 	struct mrxe_pkt_meta *m;
 	struct sk_buff *skb;
-	u16 sport;
+	bool first, last;
 	u8 *p, opcode, pad;
+	u16 sport;
 	int err;
-
-	if (!w->psn_valid) {
-		/*
-		 * A new message takes the first PSN never sent (IBA 9.7.1).
-		 * After a go-back-N rewind, responses still in flight may
-		 * complete the rewound messages before they are resent, and
-		 * req.psn is then left at a PSN the responder has executed:
-		 * it would take a new request for a duplicate and replay the
-		 * old one's READ data or ACK (IBA 9.7.5.2.2).
-		 */
-		if (rc && mrxe_psn_before(req->psn, req->next_new_psn)) {
-			mrxe_dbg_dev(dev, "qp %u: new wqe %u: psn %#x -> %#x (comp %#x)\n",
-				     qp->ibqp.qp_num, idx, req->psn,
-				     req->next_new_psn, qp->comp.psn);
-			req->psn = req->next_new_psn;
-		}
-		w->first_psn = req->psn;
-		if ((w->mask & (MRXE_M_SEND | MRXE_M_WRITE | MRXE_M_READ)) &&
-		    w->len > mtu)
-			npsn = DIV_ROUND_UP(w->len, mtu);
-		w->last_psn = mrxe_psn_add(w->first_psn, npsn - 1);
-		w->psn_valid = true;
-	}
-	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
 
 	if (mrxe_qp_is_ud(qp)) {
 		struct mrxe_ah *ah = mrxe_ah_get(dev, w->wr.wr.ud.ah_num);
@@ -385,13 +376,13 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		av = &ud_av;
 	}
 
-	if (w->mask & (MRXE_M_SEND | MRXE_M_WRITE))
-		paylen = min(mtu, w->len - w->offset);
-	first = w->offset == 0;
+	paylen = mrxe_req_paylen(qp, w, off);
+	first = off == 0;
 	last = (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) ||
-	       w->offset + paylen >= w->len;
+	       off + paylen >= w->len;
 	opcode = mrxe_req_opcode(qp, w, first, last);
-	hlen = mrxe_op_hdr_len(opcode);
+	mask = mrxe_op_mask(opcode);
+	hlen = meta ? mrxe_meta_hdr_len(opcode) : mrxe_op_hdr_len(opcode);
 	pad = mrxe_pad_for(paylen);
 	len = hlen + paylen + pad + MRXE_ICRC_LEN;
 
@@ -412,30 +403,59 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	    (w->mask == MRXE_M_SEND ||
 	     w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
 		bth.se = true;
-	if (rc && (last || ++req->pkts_since_ack >= MRXE_ACKREQ_EVERY)) {
+	if (rc && (last || (meta && retx) ||
+		   ++req->pkts_since_ack >= MRXE_ACKREQ_EVERY)) {
 		bth.ackreq = true;
 		req->pkts_since_ack = 0;
 	}
 	mrxe_bth_build(p, &bth);
+	/* auto: offer MetaRoCE in BTH byte 8 bit 6 (wire-format.rst) */
+	if (qp->pipe.auto_state == MRXE_AUTO_PROBE ||
+	    qp->pipe.auto_state == MRXE_AUTO_UPGRADE)
+		mrxe_bth_set_meta_cap(p, true);
+	if (meta) {
+		u8 fl = retx ? MRXE_MRH_F_RETX : 0;
 
-	if (mrxe_op_mask(opcode) & MRXE_HDR_DETH) {
+		if (qp->pipe.meta->sync_pending) {
+			fl |= MRXE_MRH_F_SYNC;
+			qp->pipe.meta->sync_pending = false;
+		}
+		mrxe_meta_build_mrh(qp, p, mrxe_mrh_class_of(opcode), fl,
+				    w->msn, off, 0);
+		/* MetaRoCE: every WRITE packet carries the message's RETH */
+		if (w->mask & MRXE_M_WRITE)
+			mask |= MRXE_HDR_RETH;
+	}
+#define REQ_HDR(h) (p + (meta ? mrxe_meta_hdr_off(opcode, h) : \
+			     mrxe_op_hdr_off(opcode, h)))
+
+	if (mask & MRXE_HDR_DETH) {
 		struct mrxe_deth d;
 
 		/* IBA 10.2.5: a WR Q_Key with the MSB set means the QP's */
 		d.qkey = (w->wr.wr.ud.remote_qkey & 0x80000000) ?
 			 qp->pipe.attr.qkey : w->wr.wr.ud.remote_qkey;
 		d.sqpn = qp->ibqp.qp_num;
-		mrxe_deth_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_DETH), &d);
+		mrxe_deth_build(REQ_HDR(MRXE_HDR_DETH), &d);
 	}
-	if (mrxe_op_mask(opcode) & MRXE_HDR_RETH) {
+	if (mask & MRXE_HDR_RETH) {
 		struct mrxe_reth r;
 
-		r.va = w->wr.wr.rdma.remote_addr + w->offset;
+		if (meta && (w->mask & MRXE_M_WRITE)) {
+			/* placed at RETH.va + MRH.offset */
+			r.va = w->wr.wr.rdma.remote_addr;
+			r.len = w->len;
+		} else if (w->mask & MRXE_M_READ) {
+			r.va = w->wr.wr.rdma.remote_addr + off;
+			r.len = rd_len;
+		} else {
+			r.va = w->wr.wr.rdma.remote_addr + off;
+			r.len = w->len;
+		}
 		r.rkey = w->wr.wr.rdma.rkey;
-		r.len = w->len - ((w->mask & MRXE_M_READ) ? w->offset : 0);
-		mrxe_reth_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_RETH), &r);
+		mrxe_reth_build(REQ_HDR(MRXE_HDR_RETH), &r);
 	}
-	if (mrxe_op_mask(opcode) & MRXE_HDR_ATMETH) {
+	if (mask & MRXE_HDR_ATMETH) {
 		struct mrxe_atmeth a;
 
 		a.va = w->wr.wr.atomic.remote_addr;
@@ -443,22 +463,20 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		a.swap_add = w->wr.opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
 			     w->wr.wr.atomic.swap : w->wr.wr.atomic.compare_add;
 		a.compare = w->wr.wr.atomic.compare_add;
-		mrxe_atmeth_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_ATMETH),
-				  &a);
+		mrxe_atmeth_build(REQ_HDR(MRXE_HDR_ATMETH), &a);
 	}
-	if (mrxe_op_mask(opcode) & MRXE_HDR_IMMDT)
-		mrxe_immdt_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_IMMDT),
-				 w->wr.ex.imm_data);
-	if (mrxe_op_mask(opcode) & MRXE_HDR_IETH)
-		mrxe_ieth_build(p + mrxe_op_hdr_off(opcode, MRXE_HDR_IETH),
-				w->wr.ex.invalidate_rkey);
+	if (mask & MRXE_HDR_IMMDT)
+		mrxe_immdt_build(REQ_HDR(MRXE_HDR_IMMDT), w->wr.ex.imm_data);
+	if (mask & MRXE_HDR_IETH)
+		mrxe_ieth_build(REQ_HDR(MRXE_HDR_IETH), w->wr.ex.invalidate_rkey);
+#undef REQ_HDR
 
 	if (paylen) {
 		if (w->wr.send_flags & MRXE_SEND_INLINE) {
-			memcpy(p + hlen, swqe_inline(w) + w->offset, paylen);
+			memcpy(p + hlen, swqe_inline(w) + off, paylen);
 		} else {
 			err = mrxe_sgl_copy(qp->pd, swqe_sge(w), w->wr.num_sge,
-					    w->offset, p + hlen, paylen,
+					    off, p + hlen, paylen,
 					    MRXE_COPY_FROM_MR, 0);
 			if (err) {
 				kfree_skb(skb);
@@ -474,26 +492,76 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	m->retrans = (m->psn == psn && m->send_ns) ? m->retrans + 1 : 0;
 	m->psn = psn;
 	m->wqe_idx = idx;
-	m->offset = w->offset;
+	m->offset = off;
 	m->len = paylen;
 	m->sport = sport;
 	m->opcode = opcode;
 	m->send_ns = ktime_get_ns();
-	if (rc && mrxe_psn_before(psn, req->next_new_psn))
+	if (!meta && rc && mrxe_psn_before(psn, req->next_new_psn))
 		mrxe_counter_inc(dev, MRXE_CNT_RETRANS_PKTS);
 
-	/* a lost packet is recovered by the retransmit timer / NAK */
+	/* a lost packet is recovered by the retransmit timer / NAK / SACK */
 	mrxe_pipe_xmit(qp, av, skb, sport);
+	return 0;
+}
 
-	if (w->mask & MRXE_M_READ) {
+/* Give WQE @w its PSNs when it starts (IBA 9.7.1). */
+static void mrxe_req_assign_psn(struct mrxe_qp *qp, struct mrxe_swqe *w,
+				u32 idx)
+{
+	struct mrxe_req_state *req = &qp->req;
+	u32 mtu = qp->pipe.attr.mtu, npsn = 1;
+
+	if (w->psn_valid)
+		return;
+	/*
+	 * A new message takes the first PSN never sent (IBA 9.7.1).
+	 * After a go-back-N rewind, responses still in flight may
+	 * complete the rewound messages before they are resent, and
+	 * req.psn is then left at a PSN the responder has executed:
+	 * it would take a new request for a duplicate and replay the
+	 * old one's READ data or ACK (IBA 9.7.5.2.2).
+	 */
+	if (mrxe_qp_is_rc(qp) && mrxe_psn_before(req->psn, req->next_new_psn)) {
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: new wqe %u: psn %#x -> %#x (comp %#x)\n",
+			     qp->ibqp.qp_num, idx, req->psn,
+			     req->next_new_psn, qp->comp.psn);
+		req->psn = req->next_new_psn;
+	}
+	w->first_psn = req->psn;
+	if ((w->mask & (MRXE_M_SEND | MRXE_M_WRITE | MRXE_M_READ)) &&
+	    w->len > mtu)
+		npsn = DIV_ROUND_UP(w->len, mtu);
+	w->last_psn = mrxe_psn_add(w->first_psn, npsn - 1);
+	w->psn_valid = true;
+	if (qp->pipe.meta_tx)
+		w->msn = qp->pipe.meta->msn++ & MRXE_MSN_MASK;
+}
+
+/* The packet of @w was sent: advance the send cursor past it. */
+static void mrxe_req_advance(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			     u32 psn, u32 paylen, u32 npsn)
+{
+	struct mrxe_req_state *req = &qp->req;
+	bool rc = mrxe_qp_is_rc(qp), last;
+
+	if ((w->mask & MRXE_M_READ) && !qp->pipe.meta_tx) {
 		w->offset = w->len;
 		req->psn = mrxe_psn_add(w->last_psn, 1);
+	} else if (w->mask & MRXE_M_READ) {
+		/* MetaRoCE: a READ goes out in chunks of npsn PSNs */
+		w->offset = min_t(u32, w->len,
+				  w->offset + npsn * qp->pipe.attr.mtu);
+		req->psn = mrxe_psn_add(psn, npsn);
 	} else {
 		w->offset += paylen;
 		req->psn = mrxe_psn_add(psn, 1);
 	}
 	if (!mrxe_psn_before(req->psn, req->next_new_psn))
 		req->next_new_psn = req->psn;
+	last = (w->mask & MRXE_M_ATOMIC) || w->offset >= w->len ||
+	       ((w->mask & MRXE_M_READ) &&
+		mrxe_psn_after(req->psn, w->last_psn));
 	if (last) {
 		w->state = rc ? MRXE_SWQE_PENDING : MRXE_SWQE_DONE;
 		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
@@ -502,9 +570,259 @@ static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			req->rd_atomic++;
 		}
 	}
-	if (rc && !hrtimer_active(&qp->comp.rto_timer))
+}
+
+/*
+ * Build and send the next packet of WQE @w.  Returns 0, -EAGAIN (no
+ * memory, try again later) or -EIO (the WQE failed; status is set).
+ */
+static int mrxe_req_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			     u32 idx)
+{
+	u32 mtu = qp->pipe.attr.mtu, psn;
+	int err;
+
+	mrxe_req_assign_psn(qp, w, idx);
+	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
+	err = mrxe_req_xmit(qp, w, idx, psn, w->offset, w->len - w->offset,
+			    mrxe_psn_before(psn, qp->req.next_new_psn));
+	if (err)
+		return err;
+	mrxe_req_advance(qp, w, psn, mrxe_req_paylen(qp, w, w->offset), 1);
+	if (mrxe_qp_is_rc(qp) && !hrtimer_active(&qp->comp.rto_timer))
 		mrxe_rto_arm(qp);
 	return 0;
+}
+
+/* ---- MetaRoCE selective repeat (drivers/proto/mrxe_meta.h steps 2, 5) ---- */
+
+/* PSNs of the READ chunk that starts at byte @off of @w (at least 1). */
+static u32 mrxe_meta_read_npsn(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			       u32 off)
+{
+	u32 mtu = qp->pipe.attr.mtu, left = w->len - min(off, w->len);
+
+	if (!left)
+		return 1;
+	return min_t(u32, DIV_ROUND_UP(left, mtu), MRXE_META_READ_CHUNK);
+}
+
+/* Last PSN of the READ chunk holding @psn. */
+u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w,
+				u32 psn)
+{
+	u32 k = (u32)mrxe_psn_diff(psn, w->first_psn) / MRXE_META_READ_CHUNK;
+	u32 last = mrxe_psn_add(w->first_psn, (k + 1) * MRXE_META_READ_CHUNK - 1);
+
+	return mrxe_psn_after(last, w->last_psn) ? w->last_psn : last;
+}
+
+/* The WQE a PSN in flight belongs to, from the per-PSN meta ring. */
+static struct mrxe_swqe *mrxe_meta_wqe_of(struct mrxe_qp *qp, u32 psn,
+					  u32 *idx)
+{
+	struct mrxe_pkt_meta *pm = &qp->req.meta[psn & (MRXE_PKT_RING - 1)];
+	struct mrxe_swqe *w;
+
+	if (pm->psn != psn || !pm->send_ns ||
+	    (s32)(pm->wqe_idx - qp->req.head) < 0 ||
+	    (s32)(pm->wqe_idx - qp->req.fetched) >= 0)
+		return NULL;
+	w = mrxe_swqe_at(qp, pm->wqe_idx);
+	if (!w->psn_valid || !mrxe_psn_in(psn, w->first_psn, w->last_psn))
+		return NULL;
+	*idx = pm->wqe_idx;
+	return w;
+}
+
+/* Is @q still wanted by a resend that covers a run of PSNs? */
+static bool mrxe_meta_wanted(struct mrxe_qp *qp, u32 q, bool lost_run)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+
+	if (lost_run)
+		return mrxe_sack_ent(&mq->snd.sb, q)->state == MRXE_SK_LOST;
+	return !test_bit(q & (MRXE_PKT_RING - 1), mq->rsp_got);
+}
+
+/*
+ * Resend PSN @psn from the meta ring (build once: the same function as the
+ * first transmission).  A READ is asked again from @psn for the run of
+ * PSNs of its chunk that are still wanted (LOST on the scoreboard with
+ * @lost_run, else without a response).  *@last: the last PSN covered.
+ */
+static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
+			    u32 *last)
+{
+	u32 mtu = qp->pipe.attr.mtu, idx, off, end, cl, q;
+	struct mrxe_swqe *w;
+
+	w = mrxe_meta_wqe_of(qp, psn, &idx);
+	if (!w)
+		return -EINVAL;
+	off = (w->mask & MRXE_M_ATOMIC) ? 0 :
+	      (u32)mrxe_psn_diff(psn, w->first_psn) * mtu;
+	*last = psn;
+	if (!(w->mask & MRXE_M_READ))
+		return mrxe_req_xmit(qp, w, idx, psn, off, 0, true);
+	cl = mrxe_meta_chunk_last(qp, w, psn);
+	for (q = psn; q != cl; q = mrxe_psn_add(q, 1)) {
+		if (!mrxe_meta_wanted(qp, mrxe_psn_add(q, 1), lost_run))
+			break;
+	}
+	*last = q;
+	end = min_t(u64, w->len,
+		    (u64)(mrxe_psn_diff(*last, w->first_psn) + 1) * mtu);
+	return mrxe_req_xmit(qp, w, idx, psn, off, end - min(off, end), true);
+}
+
+/* Retransmit every PSN the scoreboard declared lost (before new data). */
+static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
+	u64 now = ktime_get_ns();
+	bool progress = false;
+	u32 psn, last, q;
+
+	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
+		if (mrxe_meta_resend(qp, psn, true, &last)) {
+			/* no WQE for it (completed or flushed): give up on it */
+			mrxe_sack_on_retransmit(sb, psn, now, 0);
+			continue;
+		}
+		for (q = psn; ; q = mrxe_psn_add(q, 1)) {
+			if (q == psn ||
+			    mrxe_sack_ent(sb, q)->state == MRXE_SK_LOST)
+				mrxe_sack_on_retransmit(sb, q, now, 0);
+			if (q == last)
+				break;
+		}
+		(*budget)--;
+		progress = true;
+	}
+	return progress;
+}
+
+/*
+ * A response (READ data, atomic ACK) is still missing for @psn although
+ * its request was delivered: ask again (the responder answers duplicate
+ * READs from the RETH and replays atomics, IBA 9.7.5.2.2).
+ */
+void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn)
+{
+	u32 last;
+
+	if (!mrxe_meta_resend(qp, psn, false, &last))
+		qp->pipe.meta->rsp_retrans++;
+}
+
+/* Can a new packet of @npsn PSNs starting at req.psn go out? */
+static bool mrxe_meta_room(struct mrxe_qp *qp, u32 npsn)
+{
+	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
+	u32 end = mrxe_psn_add(qp->req.psn, npsn);
+
+	return mrxe_sack_outstanding(sb) + npsn <= MRXE_SACK_WINDOW &&
+	       mrxe_psn_diff(end, qp->comp.psn) <= MRXE_PKT_RING;
+}
+
+/*
+ * Send the next packet of @w in MetaRoCE mode (mrxe_meta.h step 2): build,
+ * record on the scoreboard and in the meta ring, advance.  Returns 0,
+ * -ENOSPC (window full), -EAGAIN or -EIO.
+ */
+static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
+			      u32 idx)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	u32 mtu = qp->pipe.attr.mtu, psn, npsn = 1, paylen, i, q;
+	struct mrxe_pkt_meta *pm;
+	u64 now;
+	int err;
+
+	if (w->mask & MRXE_M_READ)
+		npsn = mrxe_meta_read_npsn(qp, w, w->offset);
+	if (!w->psn_valid && mrxe_psn_before(qp->req.psn, qp->req.next_new_psn))
+		qp->req.psn = qp->req.next_new_psn;
+	if (!mrxe_meta_room(qp, npsn))
+		return -ENOSPC;
+	mrxe_req_assign_psn(qp, w, idx);
+	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
+	if (psn != mq->snd.sb.nxt) {
+		/* cannot happen: PSNs are assigned in order */
+		WARN_ON_ONCE(1);
+		w->status = IB_WC_LOC_QP_OP_ERR;
+		return -EIO;
+	}
+	paylen = mrxe_req_paylen(qp, w, w->offset);
+	err = mrxe_req_xmit(qp, w, idx, psn, w->offset,
+			    min_t(u64, w->len - w->offset, (u64)npsn * mtu),
+			    false);
+	if (err)
+		return err;
+	now = ktime_get_ns();
+	for (i = 0; i < npsn; i++) {
+		q = mrxe_psn_add(psn, i);
+		mrxe_sack_on_send(&mq->snd.sb, q, now, 0, i ? 0 : paylen);
+		clear_bit(q & (MRXE_PKT_RING - 1), mq->rsp_got);
+		if (i) {
+			/* every PSN of a READ chunk maps to its bytes */
+			pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
+			*pm = qp->req.meta[psn & (MRXE_PKT_RING - 1)];
+			pm->psn = q;
+			pm->offset = w->offset + i * mtu;
+		}
+	}
+	mrxe_req_advance(qp, w, psn, paylen, npsn);
+	return 0;
+}
+
+/*
+ * The SACK timer fired (mrxe_meta.h step 5).  Returns true when the QP
+ * failed (retry_cnt RTOs without progress: IB_WC_RETRY_EXC_ERR, IBA
+ * 9.7.6.1.3 / C9-140).
+ */
+bool mrxe_req_meta_timer(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_sack *sb = &mq->snd.sb;
+	struct mrxe_req_state *req = &qp->req;
+	struct mrxe_swqe *w;
+	u32 ev, probe, last;
+	u64 now = ktime_get_ns();
+
+	ev = mrxe_sack_on_timer(sb, now, &probe);
+	if (ev & MRXE_SACK_EV_RTO) {
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+		if (qp->pipe.attr.timeout && !mq->retry_left--) {
+			if (!mq->ever_acked) {
+				/* stock rxe drops TVer 1: nobody answers */
+				mrxe_counter_inc(qp_dev(qp),
+						 MRXE_CNT_MODE_MISMATCH);
+				mrxe_err_dev(qp_dev(qp), "qp %u: no MetaRoCE answer from the peer after %u retries (standard-mode peer?)\n",
+					     qp->ibqp.qp_num,
+					     qp->pipe.attr.retry_cnt);
+			}
+			if (req->head != req->fetched) {
+				w = mrxe_swqe_at(qp, req->head);
+				w->status = IB_WC_RETRY_EXC_ERR;
+				w->state = MRXE_SWQE_DONE;
+				mrxe_comp_post_send(qp, w);
+			}
+			mrxe_pipe_set_error(qp);
+			return true;
+		}
+	}
+	if (ev & MRXE_SACK_EV_PROBE) {
+		/* new data is the probe if there is any (RFC 8985 7.3) */
+		w = req->cur != req->fetched ? mrxe_swqe_at(qp, req->cur) : NULL;
+		if (!w || w->state != MRXE_SWQE_POSTED || !w->mask ||
+		    !mrxe_meta_room(qp, 1)) {
+			if (!mrxe_meta_resend(qp, probe, true, &last))
+				mrxe_sack_on_retransmit(sb, probe, now, 0);
+		}
+	}
+	return false;
 }
 
 static void mrxe_req_local_op(struct mrxe_qp *qp, struct mrxe_swqe *w)
@@ -558,9 +876,19 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if (!atomic_xchg(&req->rnr_fired, 0))
 			return false;
 		req->rnr_wait = false;
-		mrxe_rto_arm(qp);
+		if (!qp->pipe.meta_tx)
+			mrxe_rto_arm(qp);
 	}
 	mrxe_req_fetch(qp);
+	/* auto: upgrade at a message boundary with nothing outstanding */
+	if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE && !req->rnr_wait &&
+	    qp->comp.psn == req->next_new_psn && req->psn == req->next_new_psn &&
+	    !req->rd_atomic && (req->cur == req->fetched ||
+	     !mrxe_swqe_at(qp, req->cur)->psn_valid))
+		mrxe_meta_upgrade_tx(qp);
+	/* MetaRoCE: retransmissions come first (mrxe_meta.h step 2) */
+	if (qp->pipe.meta_tx)
+		progress |= mrxe_meta_retransmit(qp, budget);
 
 	while (*budget > 0 && req->cur != req->fetched) {
 		w = mrxe_swqe_at(qp, req->cur);
@@ -597,11 +925,16 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
 			break;
-		if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
-			  MRXE_PKT_RING - 1)
-			break;
-
-		err = mrxe_req_send_pkt(qp, w, req->cur);
+		if (qp->pipe.meta_tx) {
+			err = mrxe_meta_send_pkt(qp, w, req->cur);
+			if (err == -ENOSPC)
+				break;
+		} else {
+			if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
+				  MRXE_PKT_RING - 1)
+				break;
+			err = mrxe_req_send_pkt(qp, w, req->cur);
+		}
 		if (err == -EAGAIN) {
 			progress = true;	/* retry on the next run */
 			break;
@@ -609,6 +942,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if (err) {
 			w->state = MRXE_SWQE_DONE;
 			req->cur++;
+			progress = true;	/* the completer must see it */
 			if (!mrxe_qp_is_ud(qp)) {
 				mrxe_pipe_set_error(qp);
 				return true;
@@ -635,6 +969,7 @@ void mrxe_req_flush(struct mrxe_qp *qp)
 	if (!req->wqes)
 		return;
 	mrxe_rto_stop(qp);
+	mrxe_meta_timer_stop(qp);
 	hrtimer_try_to_cancel(&req->rnr_timer);
 	req->rnr_wait = false;
 	mrxe_req_fetch(qp);

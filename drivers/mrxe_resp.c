@@ -57,6 +57,61 @@ void mrxe_resp_reset(struct mrxe_qp *qp)
 
 /* ---- packets we send ---- */
 
+/* Header length and header offset of a response in the QP's mode. */
+static u32 resp_hlen(struct mrxe_qp *qp, u8 opcode)
+{
+	return qp->pipe.meta_rx ? mrxe_meta_hdr_len(opcode) :
+				  mrxe_op_hdr_len(opcode);
+}
+
+static u32 resp_hoff(struct mrxe_qp *qp, u8 opcode, u32 hdr)
+{
+	return qp->pipe.meta_rx ? mrxe_meta_hdr_off(opcode, hdr) :
+				  mrxe_op_hdr_off(opcode, hdr);
+}
+
+/*
+ * MetaRoCE ACK/NAK (wire-format.rst "ACKs and the SACK extension"): BTH
+ * TVer 1 with PSN = ePSN - 1 (the IBA meaning, 9.7.5.1), MRH class ACK
+ * echoing the last TSval, AETH, SACKETH with every hole of the window
+ * (up to 4 blocks).  A NAK keeps its PSN and carries no blocks.
+ */
+int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	u8 opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ACK);
+	u32 hlen = mrxe_meta_hdr_len(opcode), len;
+	struct mrxe_sack_info si = {};
+	struct mrxe_bth bth = {};
+	struct mrxe_aeth aeth;
+	struct sk_buff *skb;
+
+	if ((syndrome & MRXE_AETH_TYPE_MASK) == MRXE_AETH_ACK) {
+		mrxe_reorder_sack(&m->rcv.rw, &si, MRXE_SACK_MAX_BLOCKS);
+		psn = mrxe_psn_add(si.epsn, MRXE_PSN_MASK);
+	} else {
+		si.trigger_psn = psn;
+	}
+	len = hlen + mrxe_sacketh_len(si.nblocks) + MRXE_ICRC_LEN;
+	skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, len);
+	if (!skb)
+		return -ENOMEM;
+	bth.opcode = opcode;
+	bth.pkey = MRXE_DEFAULT_PKEY;
+	bth.dqpn = qp->pipe.attr.dest_qpn;
+	bth.psn = psn;
+	mrxe_bth_build(skb->data, &bth);
+	mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_ACK, MRXE_MRH_F_TSECR,
+			    qp->resp.msn, 0, m->rcv.last_tsval);
+	aeth.syndrome = syndrome;
+	aeth.msn = qp->resp.msn;
+	mrxe_aeth_build(skb->data + mrxe_meta_hdr_off(opcode, MRXE_HDR_AETH),
+			&aeth);
+	mrxe_sacketh_build(skb->data + hlen, &si);
+	memset(skb->data + len - MRXE_ICRC_LEN, 0, MRXE_ICRC_LEN);
+	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
+}
+
 static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 {
 	struct mrxe_bth bth = {};
@@ -64,6 +119,8 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	struct sk_buff *skb;
 	u32 len = MRXE_BTH_LEN + MRXE_AETH_LEN + MRXE_ICRC_LEN;
 
+	if (qp->pipe.meta_rx)
+		return mrxe_resp_send_meta_ack(qp, syndrome, psn);
 	skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, len);
 	if (!skb)
 		return -ENOMEM;
@@ -72,6 +129,7 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
+	mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
 	aeth.syndrome = syndrome;
 	aeth.msn = qp->resp.msn;
 	mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
@@ -79,8 +137,54 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
 }
 
+/*
+ * MetaRoCE: may the ePSN be acknowledged?  Only executed requests may be
+ * covered by an ACK (IBA 9.7.5.1: an accepted SEND still held may draw an
+ * RNR NAK, a WRITE an access NAK, and the requester would already have
+ * completed it), except held READ and atomic requests: their WQEs complete
+ * only with their responses, so acknowledging their PSNs early is safe and
+ * keeps the requester's RTO from firing while they wait their turn behind
+ * another READ's response stream.
+ */
+static bool resp_meta_ack_ok(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	u32 epsn = mrxe_reorder_epsn(&m->rcv.rw), q = qp->resp.psn, n;
+	u32 mtu = qp->pipe.attr.mtu;
+	struct mrxe_reth reth;
+	struct sk_buff *skb;
+
+	while (q != epsn) {
+		skb = m->stash[q & (MRXE_PKT_RING - 1)];
+		if (!skb || mrxe_pkt(skb)->psn != q)
+			return false;
+		if (mrxe_pkt(skb)->mask & MRXE_M_ATOMIC) {
+			n = 1;
+		} else if (mrxe_pkt(skb)->mask & MRXE_M_READ) {
+			mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+			n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
+		} else {
+			return false;
+		}
+		if (mrxe_psn_diff(epsn, q) < n)
+			return false;
+		q = mrxe_psn_add(q, n);
+	}
+	return true;
+}
+
 static void resp_flush_ack(struct mrxe_qp *qp)
 {
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	if (qp->pipe.meta_rx) {
+		if (m->ack_pending && resp_meta_ack_ok(qp)) {
+			m->ack_pending = false;
+			mrxe_resp_send_meta_ack(qp, MRXE_AETH_ACK |
+						MRXE_AETH_CREDIT_INVALID, 0);
+		}
+		return;
+	}
 	if (qp->resp.ack_pending) {
 		qp->resp.ack_pending = false;
 		resp_send_ack(qp, MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID,
@@ -406,18 +510,22 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 					  IB_WC_REM_ACCESS_ERR, pi->psn);
 	}
 	npkts = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
-	res = resp_res_alloc(qp);
-	res->type = MRXE_M_READ;
-	res->first_psn = pi->psn;
-	res->last_psn = mrxe_psn_add(pi->psn, npkts - 1);
-	res->va = reth.va;
-	res->rkey = reth.rkey;
-	res->len = reth.len;
+	/* MetaRoCE answers a duplicate READ from its own RETH: no resource */
+	if (!qp->pipe.meta_rx) {
+		res = resp_res_alloc(qp);
+		res->type = MRXE_M_READ;
+		res->first_psn = pi->psn;
+		res->last_psn = mrxe_psn_add(pi->psn, npkts - 1);
+		res->va = reth.va;
+		res->rkey = reth.rkey;
+		res->len = reth.len;
+	}
 	resp_flush_ack(qp);
 	qp->resp.msn++;
-	resp_start_read(qp, mr, reth.va, reth.len, pi->psn, res->first_psn,
-			res->last_psn);
-	qp->resp.psn = mrxe_psn_add(res->last_psn, 1);
+	resp_start_read(qp, mr, reth.va, reth.len, pi->psn, pi->psn,
+			mrxe_psn_add(pi->psn, npkts - 1));
+	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+	qp->resp.psn = mrxe_psn_add(pi->psn, npkts);
 	return RESP_OK;
 }
 
@@ -427,7 +535,7 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	struct mrxe_aeth aeth;
 	struct sk_buff *skb;
 	u8 opcode = MRXE_OPC(MRXE_TR_RC, MRXE_OP_ATOMIC_ACK);
-	u32 hlen = mrxe_op_hdr_len(opcode);
+	u32 hlen = resp_hlen(qp, opcode);
 
 	skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, hlen + MRXE_ICRC_LEN);
 	if (!skb)
@@ -437,11 +545,16 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
+	mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
+	if (qp->pipe.meta_rx)
+		mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_ACK,
+				    MRXE_MRH_F_TSECR, qp->resp.msn, 0,
+				    qp->pipe.meta->rcv.last_tsval);
 	aeth.syndrome = MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID;
 	aeth.msn = qp->resp.msn;
-	mrxe_aeth_build(skb->data + mrxe_op_hdr_off(opcode, MRXE_HDR_AETH),
+	mrxe_aeth_build(skb->data + resp_hoff(qp, opcode, MRXE_HDR_AETH),
 			&aeth);
-	mrxe_atmack_build(skb->data + mrxe_op_hdr_off(opcode, MRXE_HDR_ATMACK),
+	mrxe_atmack_build(skb->data + resp_hoff(qp, opcode, MRXE_HDR_ATMACK),
 			  orig);
 	memset(skb->data + hlen, 0, MRXE_ICRC_LEN);
 	mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
@@ -568,7 +681,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		else
 			opcode = MRXE_OP_READ_RESP_MIDDLE;
 		opcode = MRXE_OPC(MRXE_TR_RC, opcode);
-		hlen = mrxe_op_hdr_len(opcode);
+		hlen = resp_hlen(qp, opcode);
 		pad = mrxe_pad_for(paylen);
 		len = hlen + paylen + pad + MRXE_ICRC_LEN;
 		skb = mrxe_pipe_alloc_pkt(qp, qp->pipe.av, len);
@@ -580,10 +693,17 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		bth.dqpn = qp->pipe.attr.dest_qpn;
 		bth.psn = resp->rd_psn;
 		mrxe_bth_build(skb->data, &bth);
+		mrxe_bth_set_meta_cap(skb->data, qp->pipe.cap_peer);
+		/* MetaRoCE: placed at MRH.offset of the READ, in any order */
+		if (qp->pipe.meta_rx)
+			mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_READ_RESP,
+					    0, resp->msn, resp->rd_off, 0);
 		if (mrxe_op_mask(opcode) & MRXE_HDR_AETH) {
 			aeth.syndrome = MRXE_AETH_ACK | MRXE_AETH_CREDIT_INVALID;
 			aeth.msn = resp->msn;
-			mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
+			mrxe_aeth_build(skb->data +
+					resp_hoff(qp, opcode, MRXE_HDR_AETH),
+					&aeth);
 		}
 		if (paylen) {
 			err = mrxe_mr_copy(resp->rd_mr, resp->rd_va,
@@ -601,6 +721,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 			       mrxe_pipe_sport(qp, resp->rd_psn));
 		resp->rd_va += paylen;
 		resp->rd_resid -= paylen;
+		resp->rd_off += paylen;
 		resp->rd_psn = mrxe_psn_add(resp->rd_psn, 1);
 		(*budget)--;
 		progress = true;
@@ -807,7 +928,9 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 		resp->psn = mrxe_psn_add(pi->psn, 1);
 		if (pi->mask & MRXE_M_LAST)
 			resp->msn = (resp->msn + 1) & MRXE_MSN_MASK;
-		if (rc && mrxe_bth_ackreq(skb->data)) {
+		if (qp->pipe.meta_rx) {
+			qp->pipe.meta->ack_pending = true;
+		} else if (rc && mrxe_bth_ackreq(skb->data)) {
 			resp->ack_pending = true;
 			resp->ack_psn = pi->psn;
 		}
@@ -846,6 +969,170 @@ static struct sk_buff *resp_peek_dup(struct mrxe_qp *qp)
 	return skb;
 }
 
+/* ---- MetaRoCE receive (drivers/proto/mrxe_meta.h step 4) ---- */
+
+/*
+ * Answer a duplicate READ again from its own RETH (RDMA READ is
+ * idempotent; the MetaRoCE requester asks only for the missing range, so
+ * the stream in progress, if any, finishes first).
+ */
+static void resp_meta_replay_read(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	u32 mtu = qp->pipe.attr.mtu, npkts;
+	struct mrxe_mr *mr = NULL;
+	struct mrxe_reth reth;
+
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (reth.len > MRXE_META_READ_CHUNK * mtu)
+		return;
+	if (reth.len && mrxe_rkey_resolve(qp, reth.rkey, reth.va, reth.len,
+					  IB_ACCESS_REMOTE_READ, &mr))
+		return;
+	npkts = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
+	resp_start_read(qp, mr, reth.va, reth.len, pi->psn, pi->psn,
+			mrxe_psn_add(pi->psn, npkts - 1));
+	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+}
+
+/*
+ * Run the accepted requests in PSN order from resp.psn: the standard
+ * responder executes them, so verbs semantics (receive WQE order, SEND
+ * with immediate/invalidate, RNR, errors) stay exactly as in IBA.
+ */
+static bool resp_meta_drain(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_resp_state *resp = &qp->resp;
+	bool progress = false;
+	struct sk_buff *skb;
+	u32 slot;
+
+	while (*budget > 0 && !resp->rd_active && !qp->pipe.want_error) {
+		skb = skb_dequeue(&m->replay);
+		if (skb) {
+			resp_meta_replay_read(qp, skb);
+			kfree_skb(skb);
+			progress = true;
+			continue;
+		}
+		slot = resp->psn & (MRXE_PKT_RING - 1);
+		skb = m->stash[slot];
+		if (!skb)
+			break;
+		m->stash[slot] = NULL;
+		progress = true;
+		(*budget)--;
+		if (mrxe_pkt(skb)->psn != resp->psn) {
+			kfree_skb(skb);		/* cannot happen */
+			continue;
+		}
+		resp->nak_sent = false;
+		resp_packet(qp, skb);
+		kfree_skb(skb);
+		if (resp->nak_sent) {
+			/*
+			 * RNR NAK: the requester resends everything from this
+			 * PSN, so forget what was accepted after it.
+			 */
+			mrxe_meta_rcv_init(qp, resp->psn);
+			resp->nak_sent = false;
+		}
+	}
+	return progress;
+}
+
+/* One request packet arrived: window verdict, hold it, or answer a dup. */
+static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	u32 psn = pi->psn, mtu = qp->pipe.attr.mtu, n = 1, i;
+	struct mrxe_reth reth;
+
+	if (!rm->meta) {
+		/* a RoCEv2 duplicate from before an `auto` switch */
+		if (qp->pipe.auto_state != MRXE_AUTO_OFF &&
+		    mrxe_psn_before(psn, qp->resp.psn)) {
+			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+			goto drop;
+		}
+		mrxe_meta_mismatch(qp, "RoCEv2 request on a MetaRoCE QP", psn);
+		goto drop;
+	}
+	if ((pi->opcode & MRXE_TR_MASK) != MRXE_TR_RC)
+		goto drop;
+	/* every held request needs its own slot until it is executed */
+	if (mrxe_psn_diff(psn, qp->resp.psn) >= MRXE_PKT_RING) {
+		m->oow_local++;
+		goto drop;
+	}
+	if (pi->mask & MRXE_M_READ) {
+		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+		n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
+		if (reth.len > MRXE_META_READ_CHUNK * mtu) {
+			mrxe_meta_mismatch(qp, "MetaRoCE READ over a chunk", psn);
+			goto drop;
+		}
+	}
+	m->rcv.last_tsval = rm->tsval;
+	switch (mrxe_reorder_accept(&m->rcv.rw, psn)) {
+	case MRXE_RX_NEW:
+		/* a READ takes one PSN per response packet (IBA 9.7.4.1.6) */
+		for (i = 1; i < n; i++)
+			mrxe_reorder_accept(&m->rcv.rw, mrxe_psn_add(psn, i));
+		m->stash[psn & (MRXE_PKT_RING - 1)] = skb;
+		m->ack_pending = true;
+		return;
+	case MRXE_RX_DUPLICATE:
+		/* at once: the SACKETH DUP flag tells the sender it was spurious */
+		m->ack_pending = true;
+		resp_flush_ack(qp);
+		if (!mrxe_psn_before(psn, qp->resp.psn))
+			goto drop;	/* held, not executed yet */
+		if (pi->mask & MRXE_M_READ) {
+			skb_queue_tail(&m->replay, skb);
+			return;
+		}
+		if (pi->mask & MRXE_M_ATOMIC)
+			resp_duplicate(qp, skb);	/* replays the result */
+		goto drop;
+	default:
+		goto drop;
+	}
+drop:
+	kfree_skb(skb);
+}
+
+static bool resp_meta_run(struct mrxe_qp *qp, int *budget)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	bool progress = false;
+	struct sk_buff *skb;
+
+	do {
+		if (resp->rd_active)
+			progress |= resp_read_step(qp, budget);
+		if (!resp->rd_active)
+			progress |= resp_meta_drain(qp, budget);
+		skb = NULL;
+		if (*budget > 0 && !qp->pipe.want_error)
+			skb = skb_dequeue(&resp->rxq);
+		if (skb) {
+			resp_meta_rx(qp, skb);
+			(*budget)--;
+			progress = true;
+		}
+	} while (skb);
+	if (!resp->rd_active)
+		progress |= resp_meta_drain(qp, budget);
+	/* ACKs are coalesced per run: at most one run late (DELACK) */
+	if (!qp->pipe.want_error)
+		resp_flush_ack(qp);
+	return progress;
+}
+
 bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
@@ -858,6 +1145,8 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 		skb_queue_purge(&resp->rxq);
 		return false;
 	}
+	if (qp->pipe.meta_rx)
+		return resp_meta_run(qp, budget);
 	/*
 	 * A duplicate READ (the requester went back N) must not wait behind
 	 * the stream it replaces: take it before sending more of the stream.
@@ -871,6 +1160,26 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 		progress |= resp_read_step(qp, budget);
 	while (*budget > 0 && !resp->rd_active && !qp->pipe.want_error &&
 	       (skb = skb_dequeue(&resp->rxq))) {
+		if (mrxe_pkt_meta(skb)->meta) {
+			/* auto: the peer switched at our ePSN (step 4) */
+			if (qp->pipe.meta && !resp->rd_active &&
+			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 0 &&
+			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) <
+			    MRXE_PKT_RING) {
+				skb_queue_head(&resp->rxq, skb);
+				if (resp->ack_pending)
+					resp_flush_ack(qp);
+				mrxe_meta_upgrade_rx(qp);
+				return resp_meta_run(qp, budget) || true;
+			}
+			mrxe_meta_mismatch(qp, "MetaRoCE request on a standard QP",
+					   mrxe_pkt(skb)->psn);
+			kfree_skb(skb);
+			continue;
+		}
+		/* auto: an mrxe requester offers MetaRoCE: echo CAP */
+		if (qp->pipe.meta && mrxe_pkt_meta(skb)->cap)
+			qp->pipe.cap_peer = true;
 		resp_packet(qp, skb);
 		kfree_skb(skb);
 		(*budget)--;
@@ -891,6 +1200,7 @@ void mrxe_resp_flush(struct mrxe_qp *qp)
 	unsigned long flags;
 
 	skb_queue_purge(&resp->rxq);
+	mrxe_meta_purge(qp);
 	resp_put_mrs(qp);
 	resp->ack_pending = false;
 	if (!resp->wqe)

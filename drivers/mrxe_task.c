@@ -221,12 +221,34 @@ static void mrxe_pipe_work(struct work_struct *work)
 		mrxe_resp_flush(qp);
 		mrxe_req_flush(qp);
 	}
+	if (qp->pipe.meta) {
+		if (qp->pipe.state == IB_QPS_RTS || qp->pipe.state == IB_QPS_SQD)
+			mrxe_meta_arm(qp);
+		else
+			mrxe_meta_timer_stop(qp);
+		mrxe_meta_sync_counters(qp);
+	}
 	mutex_unlock(&qp->pipe.mutex);
 
 	if (err)
 		mrxe_qp_error(qp);
 	else if (more)
 		mrxe_pipe_sched(qp);
+}
+
+/*
+ * Tell the application the QP's current mode (SQ ring header, read by
+ * mrxedv_query_qp_mode): metaroce once either direction switched.
+ */
+void mrxe_pipe_publish_mode(struct mrxe_qp *qp)
+{
+	u32 mode = qp->pipe.meta_tx || qp->pipe.meta_rx ?
+		   MRXE_TRANSPORT_METAROCE : MRXE_TRANSPORT_STANDARD;
+
+	if (!qp->sq || !qp->sq->buf)
+		return;
+	/* release: pairs with the provider's acquire load (mrxe_provider.h) */
+	smp_store_release(&qp->sq->buf->transport_mode, mode);
 }
 
 /* ---- API used by the object code ---- */
@@ -251,11 +273,30 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	atomic_set(&qp->comp.timer_fired, 0);
 	atomic_set(&req->rnr_fired, 0);
 	/*
-	 * TODO(MetaRoCE): qp->transport_mode == MRXE_TRANSPORT_METAROCE gets
-	 * the SACK/selective-repeat ops here; until then both modes run the
-	 * standard go-back-N recovery and wire format.
+	 * Standard QPs run go-back-N; a MetaRoCE RC QP runs SACK selective
+	 * repeat (mrxe_meta.c, engines in drivers/proto/), set up below.
 	 */
 	req->loss = &mrxe_gbn_ops;
+	qp->pipe.meta = NULL;
+	qp->pipe.meta_tx = false;
+	qp->pipe.meta_rx = false;
+	qp->pipe.auto_state = MRXE_AUTO_OFF;
+	qp->pipe.cap_peer = false;
+	if (mrxe_qp_is_rc(qp) &&
+	    (qp->transport_mode == MRXE_TRANSPORT_METAROCE ||
+	     qp->transport_mode == MRXE_TRANSPORT_AUTO)) {
+		err = mrxe_meta_alloc(qp);
+		if (err)
+			goto err;
+		if (qp->transport_mode == MRXE_TRANSPORT_METAROCE) {
+			qp->pipe.meta_tx = true;
+			qp->pipe.meta_rx = true;
+		} else {
+			qp->pipe.auto_state = MRXE_AUTO_PROBE;
+		}
+		err = -ENOMEM;
+	}
+	mrxe_pipe_publish_mode(qp);
 
 	qp->pipe.av = kzalloc(sizeof(*qp->pipe.av), GFP_KERNEL);
 	if (!qp->pipe.av)
@@ -288,6 +329,7 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	return 0;
 
 err:
+	mrxe_meta_free(qp);
 	kvfree(req->wqes);
 	req->wqes = NULL;
 	kfree(req->meta);
@@ -318,6 +360,8 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	cancel_work_sync(&qp->pipe.work);
 	hrtimer_cancel(&qp->comp.rto_timer);
 	hrtimer_cancel(&qp->req.rnr_timer);
+	if (qp->pipe.meta)
+		hrtimer_cancel(&qp->pipe.meta->timer);
 
 	mutex_lock(&qp->pipe.mutex);
 	if (qp->pipe.av) {
@@ -326,8 +370,10 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	}
 	skb_queue_purge(&qp->resp.rxq);
 	skb_queue_purge(&qp->comp.rxq);
+	mrxe_meta_purge(qp);
 	mutex_unlock(&qp->pipe.mutex);
 
+	mrxe_meta_free(qp);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;
 	kfree(qp->req.meta);
@@ -393,19 +439,34 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		mrxe_req_reset(qp);
 		skb_queue_purge(&qp->resp.rxq);
 		skb_queue_purge(&qp->comp.rxq);
+		mrxe_meta_purge(qp);
+		mrxe_meta_timer_stop(qp);
+		if (qp->pipe.auto_state != MRXE_AUTO_OFF) {
+			/* a reused `auto` QP negotiates again */
+			qp->pipe.meta_tx = false;
+			qp->pipe.meta_rx = false;
+			qp->pipe.auto_state = MRXE_AUTO_PROBE;
+			qp->pipe.cap_peer = false;
+			mrxe_pipe_publish_mode(qp);
+		}
 		qp->pipe.state = IB_QPS_RESET;
 	}
 	if (mask & IB_QP_RQ_PSN) {
 		qp->resp.psn = attr->rq_psn & MRXE_PSN_MASK;
 		qp->resp.ack_psn = mrxe_psn_add(qp->resp.psn, MRXE_PSN_MASK);
+		mrxe_meta_rcv_init(qp, qp->resp.psn);
 	}
 	if (mask & IB_QP_SQ_PSN) {
 		qp->req.psn = attr->sq_psn & MRXE_PSN_MASK;
 		qp->req.next_new_psn = qp->req.psn;
 		qp->comp.psn = qp->req.psn;
+		mrxe_meta_snd_init(qp, qp->req.psn);
 	}
-	if (mask & IB_QP_RETRY_CNT)
+	if (mask & IB_QP_RETRY_CNT) {
 		qp->comp.retry_left = pa->retry_cnt;
+		if (qp->pipe.meta)
+			qp->pipe.meta->retry_left = pa->retry_cnt;
+	}
 	if (mask & (IB_QP_SQ_PSN | IB_QP_TIMEOUT))
 		qp->comp.rto_backoff = 0;
 	if (mask & IB_QP_RNR_RETRY)

@@ -19,7 +19,7 @@ int mrxe_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		return -EINVAL;
 
 	resp.abi_version = MRXE_ABI_VERSION;
-	resp.caps = 0;	/* MetaRoCE caps appear once the data path has them */
+	resp.caps = MRXE_CAP_METAROCE;	/* RC: SACK selective repeat */
 	resp.max_inline = MRXE_MAX_INLINE;
 	resp.max_sge = MRXE_MAX_SGE;
 	spin_lock_bh(&dev->cfg_lock);
@@ -84,6 +84,7 @@ const struct ib_device_ops mrxe_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = MRXE_ABI_VERSION,
+	.device_group = &mrxe_dev_attr_group,
 
 	.alloc_hw_port_stats = mrxe_alloc_hw_port_stats,
 	.alloc_mr = mrxe_alloc_mr,

@@ -11,6 +11,7 @@
 #include "mrxe.h"
 
 extern const struct ib_device_ops mrxe_dev_ops;
+extern const struct attribute_group mrxe_dev_attr_group;
 
 /* ---- mrxe_main.c ---- */
 void mrxe_dev_set_mtu(struct mrxe_dev *dev, unsigned int ndev_mtu);

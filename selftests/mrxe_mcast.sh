@@ -34,8 +34,11 @@ mckey_pair() {
 	local group=$1 bind_a=$2 bind_b=$3 before after
 	before=$(stat_value "$DEV_A" rcvd_pkts)
 	# the receiver joins, posts its receives and sleeps 3 s before polling;
-	# the sender joins and sleeps 3 s before sending: start it 2 s later
-	xfer_pair $TO "sleep:2" \
+	# the sender joins and sleeps 3 s before sending.  Start the sender once
+	# the receiver's QP is attached (its netdev joined the group: the
+	# attach does the IGMP/MLD join); a fixed delay lost the race on a
+	# loaded 2-vCPU guest.
+	xfer_pair $TO "maddr:$group" \
 		mckey -m "$group" -b "$bind_a" -c 2 -C $COUNT -S 512 \
 		-- \
 		mckey -m "$group" -b "$bind_b" -s -c 1 -C $COUNT -S 512

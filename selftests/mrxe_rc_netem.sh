@@ -20,6 +20,10 @@
 # MRXE_VERIFY_SIZES replaces both runs with one run of that size list (all
 # ops); MRXE_VERIFY_ARGS adds mrxe-verify options.
 #
+# These tests pin the QPs to standard mode (--mode standard: go-back-N, the
+# transport stock rxe peers get); selftests/mrxe_metaroce.sh runs the same
+# faults against MetaRoCE.
+#
 # A netem that did nothing would pass a data check, so each test also
 # asserts that the fault happened and that the transport reacted: loss ->
 # netem's drop counter moved and mrxe retransmitted; reordering -> a
@@ -45,13 +49,13 @@ under_netem() {
 	xfer_setup 1500
 	netem_set "$@"
 	if [ -n "${MRXE_VERIFY_SIZES:-}" ]; then
-		verify_run --mtu 1024 --iters 1
+		verify_run --mode standard --mtu 1024 --iters 1
 	else
 		SECONDS=0
-		verify_run --mtu 1024 --iters 1 --sizes 0,1,mtu-1,mtu,mtu+1,1M,8M
+		verify_run --mode standard --mtu 1024 --iters 1 --sizes 0,1,mtu-1,mtu,mtu+1,1M,8M
 		echo "all ops up to 8 MiB: ${SECONDS}s"
 		SECONDS=0
-		verify_run --mtu 1024 --iters 1 --sizes 64M --ops "$big_ops"
+		verify_run --mode standard --mtu 1024 --iters 1 --sizes 64M --ops "$big_ops"
 		echo "64 MiB $big_ops: ${SECONDS}s"
 	fi
 	hw_stats "$DEV_A"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# selftest-timeout: 300
+# selftest-timeout: 480
 # UD QPs, address handles and rdma_cm across two mrxe devices in two
 # network namespaces: ibv_ud_pingpong, rping with data validation, ucmatose,
 # udaddy, perftest over rdma_cm (-R); a UD datagram with a wrong Q_Key is

@@ -216,6 +216,7 @@ xfer_pair() {
 		tcp:*) tcp_listening "${waitspec#tcp:}" && ready=1 ;;
 		cm:*) cm_listening "${waitspec#cm:}" && ready=1 ;;
 		sleep:*) sleep "${waitspec#sleep:}"; ready=1 ;;
+		maddr:*) run_a ip maddr show dev "$VETH_A" | grep -qw -- "${waitspec#maddr:}" && ready=1 ;;
 		esac
 		[ $ready = 1 ] && break
 		kill -0 $sp 2>/dev/null || break

@@ -16,7 +16,7 @@ set -euo pipefail
 PKGS=(
 	# build
 	build-essential gcc g++ make git pkg-config
-	linux-headers-amd64 libibverbs-dev librdmacm-dev libnl-3-dev libnl-genl-3-dev
+	linux-headers-amd64 libibverbs-dev librdmacm-dev libnl-3-dev libnl-genl-3-dev libmnl-dev
 	libgtest-dev linux-source-6.1	# checkpatch.pl for make checkpatch
 	# lab VM
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio

@@ -16,6 +16,7 @@ namespace mrxe {
 static_assert(int(MRXEDV_TRANSPORT_DEFAULT) == int(MRXE_TRANSPORT_DEFAULT));
 static_assert(int(MRXEDV_TRANSPORT_STANDARD) == int(MRXE_TRANSPORT_STANDARD));
 static_assert(int(MRXEDV_TRANSPORT_METAROCE) == int(MRXE_TRANSPORT_METAROCE));
+static_assert(int(MRXEDV_TRANSPORT_AUTO) == int(MRXE_TRANSPORT_AUTO));
 static_assert(MRXEDV_MAX_PATHS == MRXE_MAX_PATHS);
 static_assert(int(MRXEDV_QP_FLAG_SPRAY) == int(MRXE_QP_FLAG_SPRAY));
 static_assert(int(MRXEDV_CAP_METAROCE) == int(MRXE_CAP_METAROCE));
@@ -78,29 +79,30 @@ int Ring::map(int fd, const mrxe_mmap_info &mi, Role role,
 
 /* ---- device ---- */
 
+/*
+ * No name or modalias entry: an mrxe device may have any name (roce0, x,
+ * mrxe0), and a stock rxe device named mrxe1 must not be claimed.  The table
+ * is empty and match_device() decides for every device.
+ */
 static const verbs_match_ent match_table[] = {
-	/* "rdma_device:N<name>": devices named mrxe* (driver id UNKNOWN) */
-	{ nullptr, { "rdma_device:*N" MRXE_DEVICE_NAME_PREFIX "*" }, 0, 0,
-	  VERBS_MATCH_MODALIAS },
 	{},
 };
 
 /*
- * The name table matched; make sure the device really is mrxe: a device that
- * reports a driver id belongs to that driver's provider (stock rxe named
- * "mrxe0" reports RDMA_DRIVER_RXE), and when the module publishes the
- * mrxe_abi_version attribute it must be ours.
+ * A device is mrxe's when the module published the mrxe_abi_version
+ * attribute on the ib_device (/sys/class/infiniband/DEV/mrxe_abi_version)
+ * and it carries our ABI; a device that reports a driver id belongs to that
+ * driver's provider (stock rxe reports RDMA_DRIVER_RXE).
  */
 static bool match_device(verbs_sysfs_dev *sd)
 {
-	if (!sd->match)
-		return false;
 	if (sd->driver_id != RDMA_DRIVER_UNKNOWN)
 		return false;
 	char buf[16];
-	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sd, "mrxe_abi_version") > 0)
-		return std::strtoul(buf, nullptr, 10) == MRXE_ABI_VERSION;
-	return true;
+	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sd,
+				      "mrxe_abi_version") <= 0)
+		return false;
+	return std::strtoul(buf, nullptr, 10) == MRXE_ABI_VERSION;
 }
 
 static verbs_device *alloc_device(verbs_sysfs_dev *sd)

@@ -148,6 +148,12 @@ public:
 	uint32_t mask() const { return mask_; }
 	uint32_t elem_size() const { return 1u << log2_; }
 	uint32_t own() const { return own_; }
+	/* SQ ring: the QP's current transport mode (kernel-written). */
+	uint32_t transport_mode() const
+	{
+		return hdr_ ? __atomic_load_n(&hdr_->transport_mode,
+					      __ATOMIC_ACQUIRE) : 0;
+	}
 	void *slot(uint32_t index) const
 	{
 		return base_ + (size_t(mrxe_ring_slot(index, mask_)) << log2_);

@@ -906,11 +906,12 @@ extern "C" MRXE_EXPORT ibv_qp *mrxedv_create_qp(ibv_context *ctx,
 			return nullptr;
 		}
 		if (dv->comp_mask & MRXEDV_QP_INIT_ATTR_TRANSPORT) {
-			if (dv->transport_mode > MRXEDV_TRANSPORT_METAROCE) {
+			if (dv->transport_mode > MRXEDV_TRANSPORT_AUTO) {
 				errno = EINVAL;
 				return nullptr;
 			}
-			if (dv->transport_mode == MRXEDV_TRANSPORT_METAROCE &&
+			if ((dv->transport_mode == MRXEDV_TRANSPORT_METAROCE ||
+			     dv->transport_mode == MRXEDV_TRANSPORT_AUTO) &&
 			    !(mrxe::to_ctx(ctx)->uresp.caps & MRXE_CAP_METAROCE)) {
 				errno = EOPNOTSUPP;
 				return nullptr;
@@ -944,7 +945,9 @@ extern "C" MRXE_EXPORT int mrxedv_query_qp_mode(ibv_qp *ibqp,
 		return EOPNOTSUPP;
 	const mrxe::Qp *qp = mrxe::to_qp(ibqp);
 	*mode = {};
-	mode->transport_mode = qp->transport_mode;
+	/* an `auto` QP upgrades in-band: the kernel keeps the SQ ring's copy */
+	uint32_t cur = qp->sq.transport_mode();
+	mode->transport_mode = cur ? cur : qp->transport_mode;
 	mode->num_paths = qp->num_paths;
 	mode->flags = qp->flags;
 	return 0;

@@ -11,6 +11,9 @@
  *   MRXEDV_TRANSPORT_METAROCE  multipath (per-packet UDP source port),
  *                              out-of-order placement, SACK retransmit.
  *                              Both ends of a connection must use it.
+ *   MRXEDV_TRANSPORT_AUTO      starts as RoCEv2 and upgrades to MetaRoCE
+ *                              in-band when the peer is an mrxe QP in auto
+ *                              mode; stays RoCEv2 with anything else.
  *
  * Link with the provider itself (-lmrxe-rdmav34 from the libibverbs provider
  * directory, or -l:libmrxe-rdmav34.so).  Every function is safe to call on a
@@ -41,6 +44,7 @@ enum mrxedv_transport_mode {
 	MRXEDV_TRANSPORT_DEFAULT = 0,	/* the device default (mrxectl) */
 	MRXEDV_TRANSPORT_STANDARD = 1,
 	MRXEDV_TRANSPORT_METAROCE = 2,
+	MRXEDV_TRANSPORT_AUTO = 3,	/* RoCEv2, upgrades in-band */
 };
 
 #define MRXEDV_MAX_PATHS 16
@@ -76,9 +80,13 @@ struct ibv_qp *mrxedv_create_qp(struct ibv_context *ctx,
 				struct ibv_qp_init_attr_ex *attr,
 				struct mrxedv_qp_init_attr *dv);
 
-/* The mode the kernel resolved for a QP at creation. */
+/*
+ * The QP's current transport mode: resolved at creation, and for an `auto`
+ * QP METAROCE once it upgraded in-band (the kernel publishes it in the
+ * mapped SQ ring header; no system call).
+ */
 struct mrxedv_qp_mode {
-	uint32_t transport_mode;	/* STANDARD or METAROCE, never DEFAULT */
+	uint32_t transport_mode;	/* STANDARD or METAROCE, never DEFAULT/AUTO */
 	uint32_t num_paths;
 	uint32_t flags;
 	uint32_t reserved;

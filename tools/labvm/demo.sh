@@ -129,5 +129,14 @@ else
 	echo "--- server log"; cat /tmp/srv.log
 	die "ib_write_bw failed (client ok=$ok, server rc=$srv_rc)"
 fi
+CTL=$REPO/build/mrxectl
+if [ -x "$CTL" ]; then
+	step "what the transport did: ip netns exec $NS_B mrxectl dev show; mrxectl stats $DEV_B -s"
+	nsb "$CTL" dev show
+	nsb "$CTL" stats "$DEV_B" -s
+	ran+=("mrxectl dev show / stats")
+else
+	skipped+=("mrxectl: $CTL not built (make tool)")
+fi
 summary
 }

@@ -26,6 +26,7 @@
 #include <infiniband/verbs.h>
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -153,6 +154,7 @@ struct Options {
 	int connect_timeout = 30;
 	bool busy_poll = false;
 	unsigned inject_fault = 0;	// case number whose data gets corrupted
+	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
 };
 
 void usage(FILE *f)
@@ -173,6 +175,10 @@ void usage(FILE *f)
 "  --dev DEV               RDMA device name (e.g. mrxe0, rxe0)\n"
 "  --gid-index N           GID index (default: first RoCEv2 IPv4 GID)\n"
 "  --ib-port N             device port (default 1)\n"
+"  --mode MODE             standard, metaroce or auto: create the QP with\n"
+"                          mrxedv_create_qp (mrxe provider) in that transport\n"
+"                          mode and print the mode it resolved to (also sent\n"
+"                          to the server)\n"
 "  --qp rc|uc              QP type (default rc; uc skips read)\n"
 "  --mtu BYTES             path MTU 256..4096 (default: smaller active MTU)\n"
 "  --sizes LIST            comma list; K/M/G suffixes; mtu, mtu-N, mtu+N\n"
@@ -303,7 +309,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT,
+		O_FAULT, O_MODE,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -326,6 +332,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "connect-timeout", required_argument, nullptr, O_CTIMEOUT },
 		{ "busy-poll", no_argument, nullptr, O_BUSY },
 		{ "inject-fault", required_argument, nullptr, O_FAULT },
+		{ "mode", required_argument, nullptr, O_MODE },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -411,6 +418,13 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.inject_fault) ||
 			    !o.inject_fault)
 				return bad("--inject-fault", optarg);
+			break;
+		case O_MODE:
+			if (std::strcmp(optarg, "standard") &&
+			    std::strcmp(optarg, "metaroce") &&
+			    std::strcmp(optarg, "auto"))
+				return bad("--mode (standard, metaroce or auto)", optarg);
+			o.mode = optarg;
 			break;
 		case 'v': g_verbose = true; break;
 		case 'h': usage(stdout); return -1;
@@ -888,6 +902,107 @@ bool open_device(const Options &o, Local &l)
 	return true;
 }
 
+// mrxedv (userspace-provider/mrxedv.h), looked up in the provider that
+// libibverbs loaded, so the tool still runs where there is no mrxe.
+struct MrxedvQpInitAttr {
+	uint64_t comp_mask;
+	uint32_t transport_mode, num_paths, flags, reserved;
+};
+struct MrxedvQpMode {
+	uint32_t transport_mode, num_paths, flags, reserved;
+};
+using mrxedv_create_qp_fn = ibv_qp *(*)(ibv_context *, ibv_qp_init_attr_ex *,
+					MrxedvQpInitAttr *);
+using mrxedv_query_qp_mode_fn = int (*)(ibv_qp *, MrxedvQpMode *);
+
+void *mrxedv_sym(const char *name)
+{
+	std::vector<std::string> libs;
+	if (const char *d = std::getenv("RDMAV_DRIVERS")) {
+		std::string s(d);
+		size_t st = 0;
+		while (st <= s.size()) {
+			size_t e = s.find(':', st);
+			std::string one = s.substr(st, e == s.npos ? s.npos : e - st);
+			if (!one.empty())
+				libs.push_back(one + "-rdmav34.so");
+			if (e == s.npos)
+				break;
+			st = e + 1;
+		}
+	}
+	libs.push_back("libmrxe-rdmav34.so");
+	for (const auto &lib : libs) {
+		void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			h = dlopen(lib.c_str(), RTLD_NOW);
+		if (h) {
+			if (void *f = dlsym(h, name))
+				return f;
+		}
+	}
+	return nullptr;
+}
+
+const char *mode_name(uint32_t m)
+{
+	switch (m) {
+	case 1: return "standard";
+	case 2: return "metaroce";
+	case 3: return "auto";
+	default: return "default";
+	}
+}
+
+mrxedv_query_qp_mode_fn g_query_mode;
+
+// --mode: the QP's mode after the run (an `auto` QP may have upgraded).
+void print_final_mode(const Options &o, ibv_qp *qp)
+{
+	MrxedvQpMode m = {};
+
+	if (o.mode.empty() || !g_query_mode || !qp || g_query_mode(qp, &m))
+		return;
+	std::printf("# mode: after the run %s\n", mode_name(m.transport_mode));
+	std::fflush(stdout);
+}
+
+ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
+{
+	auto create = (mrxedv_create_qp_fn)mrxedv_sym("mrxedv_create_qp");
+	auto query = (mrxedv_query_qp_mode_fn)mrxedv_sym("mrxedv_query_qp_mode");
+
+	g_query_mode = query;
+	if (!create || !query) {
+		errorf("--mode %s: mrxedv_create_qp not found (mrxe provider): %s",
+		       o.mode.c_str(), dlerror());
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	ibv_qp_init_attr_ex ax = {};
+	ax.send_cq = ia.send_cq;
+	ax.recv_cq = ia.recv_cq;
+	ax.qp_type = ia.qp_type;
+	ax.sq_sig_all = ia.sq_sig_all;
+	ax.cap = ia.cap;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ax.pd = l.pd.get();
+	MrxedvQpInitAttr dv = {};
+	dv.comp_mask = 1;	// MRXEDV_QP_INIT_ATTR_TRANSPORT
+	dv.transport_mode = o.mode == "standard" ? 1 : o.mode == "metaroce" ? 2 : 3;
+	ibv_qp *qp = create(l.ctx.get(), &ax, &dv);
+	if (!qp)
+		return nullptr;
+	ia.cap = ax.cap;
+	MrxedvQpMode m = {};
+	int err = query(qp, &m);
+	std::printf("# mode: requested %s, resolved %s%s\n", o.mode.c_str(),
+		    err ? "?" : mode_name(m.transport_mode),
+		    err ? " (query failed)" : "");
+	std::fflush(stdout);
+	return qp;
+}
+
 bool create_resources(const Options &o, Local &l, uint64_t max_size)
 {
 	l.pd.reset(ibv_alloc_pd(l.ctx.get()));
@@ -939,7 +1054,10 @@ bool create_resources(const Options &o, Local &l, uint64_t max_size)
 	ia.cap.max_send_sge = std::min<uint32_t>(o.nsge, l.dev_attr.max_sge);
 	ia.cap.max_recv_sge = std::min<uint32_t>(o.nsge, l.dev_attr.max_sge);
 	ia.cap.max_inline_data = o.use_inline ? 64 : 0;
-	l.qp.reset(ibv_create_qp(l.pd.get(), &ia));
+	if (!o.mode.empty())
+		l.qp.reset(create_qp_mode(o, l, ia));
+	else
+		l.qp.reset(ibv_create_qp(l.pd.get(), &ia));
 	if (!l.qp) {
 		errorf("ibv_create_qp(%s, wr %u, sge %u, inline %u): %s",
 		       o.qpt == IBV_QPT_RC ? "RC" : "UC", ia.cap.max_send_wr,
@@ -1465,6 +1583,15 @@ int run_server(const Options &o)
 		return 1;
 	}
 	so.qpt = qi->second == "rc" ? IBV_QPT_RC : IBV_QPT_UC;
+	auto mi = hello->find("mode");
+	if (mi != hello->end() && o.mode.empty()) {	// --mode on the server wins
+		if (mi->second != "standard" && mi->second != "metaroce" &&
+		    mi->second != "auto") {
+			errorf("bad HELLO mode");
+			return 1;
+		}
+		so.mode = mi->second;
+	}
 	so.nsge = nsge;
 	so.use_inline = inl != 0;
 	if (!create_resources(so, l, maxsz))
@@ -1539,6 +1666,7 @@ int run_server(const Options &o)
 		if (!conn->send_line("RESULT st=" + encode_status(verdict)))
 			return 1;
 	}
+	print_final_mode(so, l.qp.get());
 	std::printf("# server: %u case(s), %u failure(s)\n", cases, failures);
 	return failures ? 1 : 0;
 }
@@ -1562,6 +1690,8 @@ int run_client(const Options &o)
 		  << " qp=" << (o.qpt == IBV_QPT_RC ? "rc" : "uc")
 		  << " maxsz=" << maxsz << " sge=" << o.nsge
 		  << " inline=" << (o.use_inline ? 1 : 0) << " timeout=" << o.timeout;
+		if (!o.mode.empty())
+			h << " mode=" << o.mode;
 		if (!conn->send_line(h.str()))
 			return 1;
 	}
@@ -1706,6 +1836,7 @@ int run_client(const Options &o)
 	if (not_run)
 		std::printf("# aborted after the error above: %u case(s) not run\n",
 			    not_run);
+	print_final_mode(o, l.qp.get());
 	std::printf("1..%u\n# pass %u fail %u skip %u not-run %u (server reported %u failure(s))\n",
 		    id, pass, fail, skip, not_run, sfail);
 	return (fail || sfail || not_run) ? 1 : 0;

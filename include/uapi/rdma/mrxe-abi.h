@@ -26,6 +26,7 @@ enum mrxe_transport_mode {
 	MRXE_TRANSPORT_DEFAULT	= 0,	/* create: use the device default */
 	MRXE_TRANSPORT_STANDARD	= 1,	/* plain RoCEv2 (IBA + Annex A17) */
 	MRXE_TRANSPORT_METAROCE	= 2,	/* multipath, OOO placement, SACK */
+	MRXE_TRANSPORT_AUTO	= 3,	/* RoCEv2, in-band upgrade to MetaRoCE */
 };
 
 #define MRXE_MAX_PATHS		16
@@ -47,7 +48,14 @@ enum mrxe_transport_mode {
 struct mrxe_ring_hdr {
 	__u32	log2_elem_size;
 	__u32	index_mask;
-	__u32	pad0[14];
+	/*
+	 * SQ ring only, written by the kernel: the QP's current transport
+	 * mode (enum mrxe_transport_mode; STANDARD or METAROCE, 0 before the
+	 * kernel knows).  An `auto` QP changes it from STANDARD to METAROCE
+	 * when it upgrades in-band; mrxedv_query_qp_mode() reads it.
+	 */
+	__u32	transport_mode;
+	__u32	pad0[13];
 	__u32	producer_index;
 	__u32	pad1[15];
 	__u32	consumer_index;

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE glue: per-QP engine state, the SACK hrtimer, MRH building and
+ * counters.  The protocol logic lives in the pure-C engines of
+ * drivers/proto/ (mrxe_sack, mrxe_rtt, mrxe_reorder, mrxe_wire), called as
+ * drivers/proto/mrxe_meta.h describes; the requester, completer and
+ * responder call in here.  Everything runs in the per-QP work item with
+ * pipe.mutex held, except the timer callback (flag + schedule only).
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "mrxe_dp.h"
+
+/*
+ * RTO bounds (RFC 6298 2.4 asks for a 1 s floor; RFC 8985 and data-centre
+ * transports use far less).  The RTO restarts only when una moves (RFC 6298
+ * 5.3), and repairing a hole keeps una still for about 2 RTT + reo_wnd, so
+ * SRTT + 4 RTTVAR alone fires during ordinary loss recovery (then RFC 8985
+ * 6.3 marks the old packets lost: spurious retransmissions, seen at 1% loss
+ * with a 10 ms RTT and a 20 ms floor).  The floor also stays above a TCG
+ * guest's scheduling stalls; the ceiling is the standard mode's backoff cap.
+ */
+#define MRXE_META_RTO_FLOOR_NS	(50ULL * NSEC_PER_MSEC)
+#define MRXE_META_RTO_INIT_NS	(100ULL * NSEC_PER_MSEC)
+#define MRXE_META_MIN_RTT_WIN	(10ULL * NSEC_PER_SEC)
+/*
+ * The responder ACKs at the end of every work run: a run is short, but
+ * the sender's PTO must cover a busy run (and a TCG vCPU hiccup).
+ */
+#define MRXE_META_DELACK_NS	(2ULL * NSEC_PER_MSEC)
+
+static enum hrtimer_restart mrxe_meta_timer_fn(struct hrtimer *t)
+{
+	struct mrxe_meta_qp *m = container_of(t, struct mrxe_meta_qp, timer);
+	struct mrxe_qp *qp = m->qp;
+
+	atomic_set(&m->timer_fired, 1);
+	mrxe_pipe_sched(qp);
+	return HRTIMER_NORESTART;
+}
+
+int mrxe_meta_alloc(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m;
+
+	BUILD_BUG_ON(MRXE_SACK_WINDOW != MRXE_PKT_RING);
+	m = kvzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->qp = qp;
+	hrtimer_init(&m->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	m->timer.function = mrxe_meta_timer_fn;
+	atomic_set(&m->timer_fired, 0);
+	skb_queue_head_init(&m->replay);
+	qp->pipe.meta = m;
+	return 0;
+}
+
+/* After cancel_work_sync(): nothing can arm the timer any more. */
+void mrxe_meta_free(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	if (!m)
+		return;
+	hrtimer_cancel(&m->timer);
+	mrxe_meta_purge(qp);
+	qp->pipe.meta = NULL;
+	kvfree(m);
+}
+
+/* Drop every held request (reset, error, teardown). */
+void mrxe_meta_purge(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	u32 i;
+
+	if (!m)
+		return;
+	for (i = 0; i < MRXE_PKT_RING; i++) {
+		kfree_skb(m->stash[i]);
+		m->stash[i] = NULL;
+	}
+	skb_queue_purge(&m->replay);
+	m->ack_pending = false;
+}
+
+/* mrxe_meta.h step 1, sender half: scoreboard at the send PSN. */
+void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_rtt rtt;
+	bool keep_rtt;
+	u64 rto;
+
+	if (!m)
+		return;
+	keep_rtt = m->snd.sb.rtt.samples;
+	rtt = m->snd.sb.rtt;
+	rto = mrxe_ack_timeout_ns(qp->pipe.attr.timeout);
+	m->cfg.rto_floor_ns = MRXE_META_RTO_FLOOR_NS;
+	m->cfg.rto_ceil_ns = MRXE_RTO_BACKOFF_CAP_NS;
+	/* IBA 9.7.6.1.3: the local ACK timeout is the first RTO */
+	m->cfg.rto_init_ns = rto ? min_t(u64, rto, MRXE_RTO_BACKOFF_CAP_NS) :
+			     MRXE_META_RTO_INIT_NS;
+	m->cfg.min_rtt_win_ns = MRXE_META_MIN_RTT_WIN;
+	m->cfg.tlp_delack_ns = MRXE_META_DELACK_NS;
+	m->cfg.reo_persist = MRXE_SACK_REO_PERSIST_META;
+	mrxe_sack_init(&m->snd.sb, psn, &m->cfg);
+	/* an RNR rewind re-initialises the scoreboard: keep what was learnt */
+	if (keep_rtt)
+		m->snd.sb.rtt = rtt;
+	m->retry_left = qp->pipe.attr.retry_cnt;
+	m->rsp_deadline_ns = 0;
+	m->rsp_backoff = 0;
+	/* rsp_got bits are cleared when their PSN is sent */
+}
+
+/* mrxe_meta.h step 1, receiver half: reorder window at the receive PSN. */
+void mrxe_meta_rcv_init(struct mrxe_qp *qp, u32 psn)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	u32 i;
+
+	if (!m)
+		return;
+	mrxe_reorder_init(&m->rcv.rw, psn);
+	for (i = 0; i < MRXE_PKT_RING; i++) {
+		kfree_skb(m->stash[i]);
+		m->stash[i] = NULL;
+	}
+	m->ack_pending = false;
+}
+
+/* Earliest of the scoreboard's timer and the response re-request one. */
+void mrxe_meta_arm(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	enum mrxe_sack_timer_kind kind;
+	u64 t;
+
+	if (!m || !qp->pipe.meta_tx || qp->pipe.dying)
+		return;
+	t = mrxe_sack_timer(&m->snd.sb, &kind);
+	if (m->rsp_deadline_ns && (!t || m->rsp_deadline_ns < t))
+		t = m->rsp_deadline_ns;
+	if (!t) {
+		hrtimer_try_to_cancel(&m->timer);
+		return;
+	}
+	hrtimer_start(&m->timer, ns_to_ktime(t), HRTIMER_MODE_ABS);
+}
+
+void mrxe_meta_timer_stop(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	if (!m)
+		return;
+	hrtimer_try_to_cancel(&m->timer);
+	atomic_set(&m->timer_fired, 0);
+}
+
+static void mrxe_meta_delta(struct mrxe_dev *dev, enum mrxe_counter c,
+			    u64 now, u64 *synced)
+{
+	if (now > *synced)
+		mrxe_counter_add(dev, c, now - *synced);
+	*synced = now;
+}
+
+/* Per-QP engine counters -> device counters (hw_counters). */
+void mrxe_meta_sync_counters(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_dev *dev = qp_dev(qp);
+	u64 retrans;
+
+	if (!m)
+		return;
+	retrans = m->snd.sb.cnt.retransmits + m->rsp_retrans;
+	/* retransmitted packets count in retrans_pkts in both modes */
+	if (retrans > m->synced.retrans)
+		mrxe_counter_add(dev, MRXE_CNT_RETRANS_PKTS,
+				 retrans - m->synced.retrans);
+	mrxe_meta_delta(dev, MRXE_CNT_META_RETRANS, retrans,
+			&m->synced.retrans);
+	mrxe_meta_delta(dev, MRXE_CNT_META_SPURIOUS, m->snd.sb.cnt.spurious,
+			&m->synced.spurious);
+	mrxe_meta_delta(dev, MRXE_CNT_META_HOLES, m->snd.sb.cnt.holes,
+			&m->synced.holes);
+	mrxe_meta_delta(dev, MRXE_CNT_META_TLP, m->snd.sb.cnt.tlp,
+			&m->synced.tlp);
+	mrxe_meta_delta(dev, MRXE_CNT_META_RTO, m->snd.sb.cnt.rto,
+			&m->synced.rto);
+	mrxe_meta_delta(dev, MRXE_CNT_META_OOO, m->rcv.rw.cnt.ooo,
+			&m->synced.ooo);
+	mrxe_meta_delta(dev, MRXE_CNT_RCV_DUP_REQ, m->rcv.rw.cnt.duplicate,
+			&m->synced.dup);
+	mrxe_meta_delta(dev, MRXE_CNT_META_OUT_OF_WINDOW,
+			m->rcv.rw.cnt.out_of_window + m->oow_local,
+			&m->synced.oow);
+}
+
+/*
+ * A packet of the wrong mode (wire-format.rst "Mismatch"): counted, logged
+ * (ratelimited) and the QP goes to ERROR; the packet is never placed.
+ */
+void mrxe_meta_mismatch(struct mrxe_qp *qp, const char *why, u32 psn)
+{
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_MODE_MISMATCH);
+	mrxe_err_dev(qp_dev(qp), "qp %u: transport mode mismatch: %s (psn %#x), QP to error\n",
+		     qp->ibqp.qp_num, why, psn);
+	mrxe_pipe_set_error(qp);
+}
+
+/* Set BTH TVer 1 and write the MRH right after the BTH at @bth. */
+void mrxe_meta_build_mrh(struct mrxe_qp *qp, u8 *bth, u8 cls, u8 flags,
+			 u32 msn, u32 offset, u32 tsecr)
+{
+	struct mrxe_mrh h = {};
+
+	bth[1] = (bth[1] & 0xf0) | MRXE_META_TVER;
+	h.version = MRXE_MRH_VERSION;
+	h.cls = cls;
+	h.flags = flags;
+	h.msn = msn;
+	h.offset = offset;
+	h.tsval = mrxe_mrh_ts(ktime_get_ns());
+	h.tsecr = tsecr;
+	mrxe_mrh_build(bth + MRXE_BTH_LEN, &h);
+}
+
+/*
+ * `auto` requester: the peer echoed CAP, everything sent is acknowledged
+ * and no message is half sent: switch the send side at req.psn, the
+ * switch PSN (wire-format.rst "auto: in-band upgrade", step 3).
+ */
+void mrxe_meta_upgrade_tx(struct mrxe_qp *qp)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	mrxe_rto_stop(qp);
+	qp->pipe.meta_tx = true;
+	qp->pipe.auto_state = MRXE_AUTO_META;
+	qp->comp.psn = qp->req.psn;
+	m->switch_psn = qp->req.psn;
+	m->sync_pending = true;
+	mrxe_meta_snd_init(qp, qp->req.psn);
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: send side upgraded at psn %#x\n",
+		     qp->ibqp.qp_num, qp->req.psn);
+	mrxe_pipe_publish_mode(qp);
+}
+
+/*
+ * `auto` responder: the first TVer 1 request at or after ePSN (step 4):
+ * the receive side switches with its reorder window at ePSN.
+ */
+void mrxe_meta_upgrade_rx(struct mrxe_qp *qp)
+{
+	qp->pipe.meta_rx = true;
+	mrxe_meta_rcv_init(qp, qp->resp.psn);
+	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: receive side upgraded at psn %#x\n",
+		     qp->ibqp.qp_num, qp->resp.psn);
+	mrxe_pipe_publish_mode(qp);
+}

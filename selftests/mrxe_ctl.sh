@@ -1,0 +1,428 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 900
+# Issue 9: any device name works with the provider (a stock rxe device is
+# left to rxe's provider), and mrxectl over the "mrxe" generic netlink
+# family: every command on real devices with ib_write_bw running, JSON
+# checked against sysfs hw_counters, set/show round trip, EPERM for an
+# unprivileged set, clear errors for bad input, malformed raw netlink
+# messages, netns isolation, and monitor seeing events a test caused.
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-240}
+CTL_SRV=
+CTL_CLI=
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+CTL=$MRXE_REPO/build/mrxectl
+PORT=18900
+
+ctl_require() {
+	[ "$MRXE_LINK_TYPE" = rxe ] && skip "mrxe's netlink family and provider matching (stock rxe has neither)"
+	xfer_require datapath
+	[ -x "$CTL" ] || skip "$CTL not built (make tool)"
+	trap xfer_cleanup EXIT
+}
+
+# ctl_setup: xfer topology (DEV_A in NS_A, DEV_B in NS_B).
+ctl_setup() {
+	ctl_require
+	xfer_setup 1500
+}
+
+ctla() { nsa "$CTL" "$@"; }
+
+# py EXPR-FILE...: python3 with the JSON on stdin.
+jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+
+# expect_err DESC PATTERN CMD...: CMD fails (non-zero) and its stderr
+# matches PATTERN (extended regex).
+expect_err() {
+	local desc=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1 >/dev/null) || rc=$?
+	echo "$desc: exit $rc: $out"
+	[ $rc != 0 ] || fail "$desc: succeeded"
+	printf '%s\n' "$out" | grep -Eq "$pat" || fail "$desc: error does not match /$pat/"
+}
+
+# ---------------------------------------------------------- any name ----
+
+# Devices named roce0 and x: ibv_devinfo and ibv_rc_pingpong between them.
+test_any_name() {
+	ctl_require
+	mrxe_require_module
+	mrxe_netns_setup
+	link_add "$NS_A" roce0 "$VETH_A"
+	link_add "$NS_B" x "$VETH_B"
+	DEV_A=roce0
+	DEV_B=x
+	cat /sys/class/infiniband/roce0/mrxe_abi_version
+	xfer_wait_gid roce0 "$IP_A"
+	GID_A=$REPLY
+	xfer_wait_gid x "$IP_B"
+	GID_B=$REPLY
+	wait_for 10 port_state_is roce0 ACTIVE
+	wait_for 10 port_state_is x ACTIVE
+	ibv_devices
+	nsa ibv_devinfo -d roce0 | grep -E "hca_id|transport|state"
+	nsb ibv_devinfo -d x | grep -E "hca_id|transport|state"
+	PORT=$((PORT + 1))
+	xfer_pair 120 "tcp:$PORT" \
+		ibv_rc_pingpong -d roce0 -g "$GID_A" -p $PORT -n 100 -s 4096 -c \
+		-- \
+		ibv_rc_pingpong -d x -g "$GID_B" -p $PORT -n 100 -s 4096 -c "$SRV_IP"
+}
+
+# mrxe_provider_only CMD...: CMD with libibverbs loading only mrxe's provider.
+mrxe_provider_only() {
+	unshare -m sh -c 'mount -t tmpfs none /etc/libibverbs.d && exec "$@"' sh "$@"
+}
+
+# A stock rxe device named mrxe1 is never claimed by mrxe's provider.
+test_stock_rxe_not_claimed() {
+	ctl_require
+	mrxe_require_module
+	modprobe rdma_rxe || skip "rdma_rxe not available"
+	modprobe veth
+	ip link add veth-rxe-a type veth peer name veth-rxe-b
+	trap 'rdma link del mrxe1 2>/dev/null; ip link del veth-rxe-a 2>/dev/null; xfer_cleanup' EXIT
+	ip addr add 192.168.79.1/24 dev veth-rxe-a
+	ip link set veth-rxe-a up
+	ip link set veth-rxe-b up
+	rdma link add mrxe1 type rxe netdev veth-rxe-a
+	mrxe_netns_setup
+	link_add "$NS_A" mrxe0 "$VETH_A"
+	rdma link show
+	[ ! -e /sys/class/infiniband/mrxe1/mrxe_abi_version ] ||
+		fail "stock rxe device has mrxe's sysfs attribute"
+	# Only mrxe's provider loaded (RDMAV_DRIVERS; the system's provider
+	# list /etc/libibverbs.d hidden by an empty tmpfs in a private mount
+	# namespace): mrxe0 is claimed, mrxe1 is not.
+	local only
+	only=$(mrxe_provider_only ibv_devices 2>&1)
+	echo "mrxe provider only: $only"
+	printf '%s\n' "$only" | grep -qw mrxe0 || fail "mrxe0 not listed by mrxe's provider"
+	if printf '%s\n' "$only" | grep -qw mrxe1; then
+		fail "mrxe's provider claimed the stock rxe device mrxe1"
+	fi
+	# With every provider: mrxe1 is rxe's and works.
+	ibv_devinfo -d mrxe1 | grep -E "hca_id|vendor_part_id|fw_ver|state"
+	# mrxe's alone cannot open it
+	if mrxe_provider_only ibv_devinfo -d mrxe1 >/dev/null 2>&1; then
+		fail "mrxe1 opened without rxe's provider"
+	fi
+	mrxe_provider_only ibv_devinfo -d mrxe0 | grep -E "hca_id|state" ||
+		fail "mrxe0 does not open with mrxe's provider alone"
+}
+
+# ---------------------------------------------------------- mrxectl ----
+
+test_ctl_help() {
+	[ -x "$CTL" ] || skip "$CTL not built (make tool)"
+	[ "$MRXE_LINK_TYPE" = rxe ] && skip "mrxe only"
+	local o
+	for o in dev qp path stats monitor; do
+		"$CTL" "$o" help | grep -q "Usage:" || fail "$o help"
+	done
+	"$CTL" help | grep -q "OBJECT"
+	expect_err "no arguments" "Usage" "$CTL"
+	expect_err "unknown object" 'unknown object "frob"' "$CTL" frob
+	expect_err "unknown command" 'dev: unknown command "frob"' "$CTL" dev frob
+	expect_err "unknown option" 'unknown option "-z"' "$CTL" -z dev show
+	if command -v man >/dev/null; then
+		MANWIDTH=80 man -l "$MRXE_REPO/tools/mrxectl/mrxectl.8" 2>/dev/null | head -n 5
+		MANWIDTH=80 man -l "$MRXE_REPO/tools/mrxectl/mrxectl.8" 2>/dev/null | grep -q "dev set" ||
+			fail "man page does not render"
+	fi
+	bash -n "$MRXE_REPO/tools/mrxectl/mrxectl.bash-completion"
+}
+
+# Devices of another namespace are invisible, in shows and sets.
+test_ctl_netns() {
+	ctl_setup
+	ctla dev show
+	ctla -j dev show | jq_py "
+names=[x['dev'] for x in d]
+assert names == ['$DEV_A'], names"
+	nsb "$CTL" -j dev show | jq_py "
+names=[x['dev'] for x in d]
+assert names == ['$DEV_B'], names"
+	"$CTL" -j dev show | jq_py "assert d == [], d"
+	"$CTL" -j qp show | jq_py "assert d == [], d"
+	expect_err "other netns's device" "device: No such device" ctla dev show "$DEV_B"
+	expect_err "other netns's device (set)" "device: No such device" ctla dev set "$DEV_B" ecn on
+	expect_err "from init_net" "No such device" "$CTL" stats "$DEV_A"
+}
+
+test_ctl_set_roundtrip() {
+	ctl_setup
+	ctla dev set "$DEV_A" mode standard paths 4 ecn on cnp-interval 120
+	ctla dev show "$DEV_A"
+	ctla -j dev show "$DEV_A" | jq_py "
+x=d[0]
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('standard', 4, True, 120), x
+assert x['netdev'] == '$VETH_A' and x['port_state'] == 'ACTIVE', x"
+	ctla dev set "$DEV_A" paths 16 ecn off
+	ctla -p -j dev show "$DEV_A" | jq_py "
+x=d[0]
+assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (16, False, 120), x"
+	ctla dev set "$DEV_A" cnp-interval 1
+	ctla dev set "$DEV_A" cnp-interval 1000000
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['cnp_interval_us'] == 1000000, d"
+	# The other device kept its defaults.
+	nsb "$CTL" -j dev show "$DEV_B" | jq_py "
+x=d[0]
+assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (1, False, 50), x"
+}
+
+test_ctl_bad_input() {
+	ctl_setup
+	expect_err "unknown device" 'dev set nosuch: device: No such device .*kernel: no mrxe device' \
+		ctla dev set nosuch ecn on
+	expect_err "unknown device (show)" 'device: No such device' ctla dev show nosuch
+	expect_err "bad mode" 'mode "fast": expected standard, metaroce or auto' \
+		ctla dev set "$DEV_A" mode fast
+	# MetaRoCE exists since issue 8: both modes are accepted
+	ctla dev set "$DEV_A" mode metaroce
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['mode'] == 'metaroce', d"
+	ctla dev set "$DEV_A" mode auto
+	expect_err "paths 0" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 0
+	expect_err "paths 17" 'paths: Numerical result out of range' ctla dev set "$DEV_A" paths 17
+	expect_err "paths -1" 'paths "-1": not an unsigned' ctla dev set "$DEV_A" paths -1
+	expect_err "paths x" 'paths "x": not an unsigned' ctla dev set "$DEV_A" paths x
+	expect_err "ecn maybe" 'ecn "maybe": expected on or off' ctla dev set "$DEV_A" ecn maybe
+	expect_err "cnp-interval 0" 'cnp-interval: Numerical result out of range' \
+		ctla dev set "$DEV_A" cnp-interval 0
+	expect_err "cnp-interval 1000001" 'cnp-interval: Numerical result out of range' \
+		ctla dev set "$DEV_A" cnp-interval 1000001
+	expect_err "nothing to set" 'nothing to set' ctla dev set "$DEV_A"
+	expect_err "unknown qpn" 'qpn: No such file or directory' ctla qp show "$DEV_A" qpn 999999
+	expect_err "qpn out of range" 'qpn: Numerical result out of range' \
+		ctla qp show "$DEV_A" qpn 16777216
+	expect_err "path without qpn" 'needs a device and "qpn N"' ctla path show "$DEV_A"
+	# A refused set changed nothing.
+	ctla -j dev show "$DEV_A" | jq_py "
+x=d[0]
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('auto', 1, False, 50), x"
+}
+
+test_ctl_unprivileged() {
+	ctl_setup
+	local priv=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	"${priv[@]}" id
+	nsa "${priv[@]}" "$CTL" dev show "$DEV_A"
+	nsa "${priv[@]}" "$CTL" -j stats "$DEV_A" >/dev/null
+	expect_err "unprivileged set" 'Operation not permitted' \
+		nsa "${priv[@]}" "$CTL" dev set "$DEV_A" ecn on
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['ecn'] is False, d"
+}
+
+test_ctl_raw_netlink() {
+	ctl_setup
+	nsa python3 "$MRXE_SELFTEST_DIR/mrxe_ctl_raw.py" "$DEV_A"
+	# Unprivileged raw set: EPERM before any parsing.
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['paths'] == 1, d"
+}
+
+# counters_match DEV JSON-FILE MODE: every netlink counter exists in sysfs
+# under the same name; MODE "le": netlink <= sysfs (read later, traffic
+# running); "eq": equal (quiet device).
+counters_match() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, os, sys
+dev, path, mode = sys.argv[1:4]
+d = json.load(open(path))
+c = [x for x in d if x["dev"] == dev][0]["counters"]
+hw = "/sys/class/infiniband/%s/ports/1/hw_counters" % dev
+names = sorted(os.listdir(hw))
+sysfs = {n: int(open(os.path.join(hw, n)).read()) for n in names if n != "lifespan"}
+assert sorted(c) == sorted(sysfs), ("names differ", sorted(c), sorted(sysfs))
+for n, v in c.items():
+    if mode == "eq":
+        assert v == sysfs[n], (n, v, sysfs[n])
+    else:
+        assert v <= sysfs[n], (n, v, sysfs[n])
+print("%d counters match sysfs (%s); sent_pkts %d" % (len(c), mode, c["sent_pkts"]))
+PY
+}
+
+# Every show command with ib_write_bw running between A and B.
+test_ctl_traffic() {
+	ctl_setup
+	command -v ib_write_bw >/dev/null || skip "perftest not installed"
+	local j=$XFER_TMP/ctl.$$
+	PORT=$((PORT + 1))
+	# Traffic for longer than the checks can take (TCG speed varies with
+	# the host's load); stopped once they are done.  ip netns exec execs
+	# timeout, so $! is timeout's pid, which passes SIGTERM on.
+	ip netns exec "$NS_A" timeout 200 ib_write_bw -d "$DEV_A" -x "$GID_A" \
+		-p $PORT -F -D 150 -s 65536 > "$j.srv" 2>&1 &
+	CTL_SRV=$!
+	trap 'kill $CTL_CLI $CTL_SRV 2>/dev/null || true; xfer_cleanup' EXIT
+	wait_for 20 tcp_listening_a $PORT || { cat "$j.srv"; fail "server not ready"; }
+	ip netns exec "$NS_B" timeout 200 ib_write_bw -d "$DEV_B" -x "$GID_B" \
+		-p $PORT -F -D 150 -s 65536 "$IP_A" > "$j.cli" 2>&1 &
+	CTL_CLI=$!
+	# Wait until traffic flows (the client's QP in RTS; a write_bw server
+	# stays in RTR).  Snapshots first, checks after: python3 is slow
+	# under TCG.
+	wait_for 30 ctl_rc_rts || { cat "$j.srv" "$j.cli"; fail "no RC QP in RTS"; }
+	nsb "$CTL" -j qp show "$DEV_B" > "$j.qpb1"
+	nsb "$CTL" -j stats "$DEV_B" > "$j.st"
+	counters_match "$DEV_B" "$j.st" le
+	nsb "$CTL" -j stats "$DEV_B" --watch 1 --count 2 > "$j.w"
+	nsb "$CTL" -j qp show "$DEV_B" > "$j.qpb2"
+	ctla -j qp show "$DEV_A" > "$j.qp"
+	ctla dev show
+	ctla qp show "$DEV_A"
+	nsb "$CTL" qp show "$DEV_B"
+	nsb "$CTL" stats "$DEV_B" -s
+	local qpn
+	qpn=$(jq_py "
+rc=[x for x in d if x['type'] == 'RC' and x['state'] in ('RTR', 'RTS')]
+assert rc, d
+x=rc[0]
+assert x['peer'] == '$IP_B', x
+# default auto: an mrxe pair upgrades to metaroce (issue 8)
+assert x['mode'] in ('standard', 'metaroce') and x['paths'] == 1, x
+assert x['dest_qpn'] > 0 and len(x['path_list']) == 1, x
+assert 0 < x['path_list'][0]['sport'] < 65536, x
+print(x['qpn'])" < "$j.qp")
+	echo "server RC QP $qpn"
+	ctla path show "$DEV_A" qpn "$qpn"
+	ctla -j path show "$DEV_A" qpn "$qpn" > "$j.path"
+	ctla qp show "$DEV_A" qpn "$qpn"
+	ctla -j qp show "$DEV_A" qpn "$qpn" > "$j.qp1"
+	ctla -j qp show > "$j.qpall"
+	jq_py "
+assert len(d) == 1 and d[0]['path'] == 0 and d[0]['state'] == 'active', d
+assert d[0]['sport'] >= 1, d" < "$j.path"
+	jq_py "assert d[0]['qpn'] == $qpn, d" < "$j.qp1"
+	jq_py "assert all(x['dev'] == '$DEV_A' for x in d), d" < "$j.qpall"
+	# The client's PSNs moved between the two snapshots.
+	python3 - "$j.qpb1" "$j.qpb2" "$IP_A" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+rc = lambda d: [x for x in d if x["type"] == "RC" and x["state"] == "RTS"][0]
+x, y = rc(a), rc(b)
+assert x["peer"] == sys.argv[3], x
+print("client sq_psn %d -> %d, comp_psn %d -> %d" % (x["sq_psn"], y["sq_psn"], x["comp_psn"], y["comp_psn"]))
+assert x["sq_psn"] != y["sq_psn"], (x, y)
+PY
+	cat "$j.w"
+	python3 - "$j.w" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+assert len(lines) == 2, lines
+for l in lines:
+    d = json.loads(l)[0]
+    s = d["counters"]["sent_pkts"]
+    assert d["interval_s"] == 1 and s["delta"] > 0 and s["rate"] > 0, d
+print("watch: sent_pkts deltas", [json.loads(l)[0]["counters"]["sent_pkts"]["delta"] for l in lines])
+PY
+	nsb "$CTL" stats "$DEV_B" --watch 1 --count 1 -s
+	# The traffic ran all along: stop it, both ends go away.
+	kill -0 $CTL_CLI 2>/dev/null || { cat "$j.cli"; fail "client ended early"; }
+	kill $CTL_CLI $CTL_SRV
+	wait $CTL_CLI $CTL_SRV 2>/dev/null || true
+	wait_for 20 ctl_no_rc || fail "RC QPs left after the traffic stopped"
+	# Quiet now (the QPs are gone): exact equality with sysfs.
+	local i ok=0
+	for i in 1 2 3; do
+		sleep 0.5
+		nsb "$CTL" -j stats "$DEV_B" > "$j.st"
+		if counters_match "$DEV_B" "$j.st" eq; then
+			ok=1
+			break
+		fi
+	done
+	[ $ok = 1 ] || fail "netlink counters differ from sysfs on a quiet device"
+	# Same names as rdma statistic.
+	rdma statistic show link "$DEV_B/1" | grep -q sent_pkts
+}
+
+ctl_no_rc() {
+	nsb "$CTL" -j qp show "$DEV_B" 2>/dev/null |
+		jq_py "sys.exit(1 if any(x['type'] == 'RC' for x in d) else 0)"
+}
+tcp_listening_a() { nsa ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+ctl_rc_rts() {
+	nsb "$CTL" -j qp show "$DEV_B" 2>/dev/null |
+		jq_py "sys.exit(0 if any(x['type'] == 'RC' and x['state'] == 'RTS' for x in d) else 1)"
+}
+
+# monitor sees a dev set and a QP moved to ERROR, in the device's netns only.
+test_ctl_monitor() {
+	ctl_setup
+	local j=$XFER_TMP/mon.$$ m mb
+	nsa timeout 90 "$CTL" -j monitor --count 3 > "$j.a" 2>&1 &
+	m=$!
+	nsb timeout 60 "$CTL" -j monitor > "$j.b" 2>&1 &
+	mb=$!
+	sleep 1.5
+	ctla dev set "$DEV_A" paths 3
+	nsa python3 - "$DEV_A" <<'PY'
+import sys
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+ctx = Context(name=sys.argv[1])
+pd = PD(ctx)
+cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=4)), QPAttr())
+print("qpn", qp.qp_num, "state", qp.qp_state)
+a = QPAttr()
+a.qp_state = e.IBV_QPS_ERR
+qp.modify(a, e.IBV_QP_STATE)
+print("moved to ERR")
+PY
+	# A transport error: retry exceeded on a QP sending to nobody.
+	nsa python3 "$MRXE_SELFTEST_DIR/mrxe_ctl_qp_error.py" "$DEV_A" "$GID_A"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		kill -0 $m 2>/dev/null || break
+		sleep 0.1
+	done
+	kill $m 2>/dev/null && { cat "$j.a"; fail "monitor did not see three events"; }
+	wait $m || true
+	kill $mb 2>/dev/null || true
+	wait $mb 2>/dev/null || true
+	echo "monitor in A:"; cat "$j.a"
+	echo "monitor in B:"; cat "$j.b"
+	python3 - "$j.a" "$DEV_A" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+dev = sys.argv[2]
+assert ev[0]["event"] == "dev_config" and ev[0]["dev"] == dev and ev[0]["paths"] == 3, ev
+assert ev[1]["event"] == "qp_error" and ev[1]["dev"] == dev and ev[1]["type"] == "RC", ev
+assert ev[1]["old_state"] == "INIT", ev
+assert ev[2]["event"] == "qp_error" and ev[2]["type"] == "RC", ev
+assert ev[2]["old_state"] == "RTS" and ev[2]["qpn"] != ev[1]["qpn"], ev
+PY
+	[ ! -s "$j.b" ] || fail "monitor in B saw A's events"
+	# Text form
+	nsa timeout 20 "$CTL" monitor --count 1 > "$j.t" 2>&1 &
+	m=$!
+	sleep 1.5
+	ctla dev set "$DEV_A" ecn on
+	wait $m || true
+	cat "$j.t"
+	grep -Eq "dev_config: dev $DEV_A mode (standard|auto) paths 3 ecn on" "$j.t" ||
+		fail "text event line"
+}
+
+mrxe_run_tests \
+	test_any_name \
+	test_stock_rxe_not_claimed \
+	test_ctl_help \
+	test_ctl_netns \
+	test_ctl_set_roundtrip \
+	test_ctl_bad_input \
+	test_ctl_unprivileged \
+	test_ctl_raw_netlink \
+	test_ctl_traffic \
+	test_ctl_monitor

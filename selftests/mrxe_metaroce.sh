@@ -1,0 +1,233 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 900
+# MetaRoCE transport (issue 8): mrxe <-> mrxe RC QPs created with
+# mrxedv_create_qp in `metaroce` mode (mrxe-verify --mode, every byte
+# verified), without and with netem faults, and a forced mode mismatch.
+#
+# Each fault test asserts that the fault happened (netem counters) and that
+# the transport reacted (MetaRoCE counters), as mrxe_rc_netem.sh does:
+#   loss      netem drops > 0, retransmissions > 0, and retransmitted
+#             packets <= 1.05 x netem drops (loss on the data direction only,
+#             with a fixed 10 ms delay: selective repeat resends only what
+#             was lost);
+#   reorder   delay 20 ms +- 1 ms both ways: packets placed out of order > 0
+#             and no retransmission (RACK: reordering within min_rtt / 4 is
+#             not loss).  Without a delay, a TCG guest reorders packets
+#             itself (the work item changes CPU, veth queues per CPU) by
+#             more than min_rtt / 4, and RACK answers with (detected)
+#             spurious retransmissions until its window widens;
+#   duplicate duplicates seen by the responder > 0.
+# Sized for TCG (two guests' worth of work on a shared 2-core host).
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-300}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+PORT=17311
+META_OPS=write,write_imm,read,send,send_imm
+
+# meta_setup [NETDEV_MTU]
+meta_setup() {
+	xfer_require verify datapath
+	[ $XFER_LOOP = 1 ] && skip "MetaRoCE needs two mrxe devices"
+	trap xfer_cleanup EXIT
+	xfer_setup "${1:-1500}"
+}
+
+# expect_mode MODE: both ends printed the resolved mode MODE
+expect_mode() {
+	grep -q "mode: requested .*, resolved $1" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: client QP did not resolve to $1"; return 1; }
+	grep -q "mode: requested .*, resolved $1" "$XFER_SERVER_OUT" ||
+		{ echo "FAILED: server QP did not resolve to $1"; return 1; }
+	echo "both QPs resolved to $1"
+}
+
+# dropped_on VETH_SIDE: netem drops on one veth end (a or b)
+dropped_on() {
+	local fn=run_$1 dev
+	[ "$1" = a ] && dev=$VETH_A || dev=$VETH_B
+	$fn tc -s qdisc show dev "$dev" |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+meta_stats() {
+	hw_stats "$DEV_A"
+	hw_stats "$DEV_B"
+	run_a tc -s qdisc show dev "$VETH_A"
+	run_b tc -s qdisc show dev "$VETH_B"
+}
+
+test_meta_mtu256() {
+	meta_setup 1500
+	SECONDS=0
+	verify_run --mode metaroce --mtu 256 --iters 1 --ops "$META_OPS" \
+		--sizes 0,1,mtu-1,mtu+1,1M
+	echo "MTU 256: ${SECONDS}s"
+	expect_mode metaroce
+	meta_stats
+}
+
+test_meta_mtu4096() {
+	meta_setup 9000
+	SECONDS=0
+	verify_run --mode metaroce --mtu 4096 --iters 1 --ops "$META_OPS" \
+		--sizes 0,1,mtu-1,mtu+1,1M,16M
+	echo "MTU 4096: ${SECONDS}s"
+	expect_mode metaroce
+	meta_stats
+}
+
+# Loss on the data direction only (client B -> server A: WRITE and SEND),
+# so that every retransmission answers a netem drop.
+test_meta_loss_1pct() {
+	meta_loss 1%
+}
+
+test_meta_loss_5pct() {
+	meta_loss 5%
+}
+
+meta_loss() {
+	local drops retx
+	meta_setup 1500
+	# a fixed delay (no jitter: no reordering) gives RACK a min_rtt to
+	# size its reordering window against the guest's own reordering
+	run_b tc qdisc replace dev "$VETH_B" root netem delay 10ms loss "$1"
+	SECONDS=0
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send \
+		--sizes 1,mtu+1,1M,8M
+	echo "loss $1: ${SECONDS}s"
+	meta_stats
+	drops=$(dropped_on b)
+	retx=$(pair_stat meta_retrans_pkts)
+	expect_gt "netem drops (data direction)" "$drops" 0 &&
+	expect_gt "MetaRoCE retransmissions" "$retx" 0 &&
+	echo "retransmitted/dropped: $retx/$drops" &&
+	if [ $((retx * 100)) -gt $((drops * 105)) ]; then
+		echo "FAILED: $retx retransmitted > 1.05 x $drops dropped"
+		return 1
+	fi
+}
+
+test_meta_reorder() {
+	local retx
+	meta_setup 1500
+	netem_set delay 20ms 1ms
+	SECONDS=0
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send,read \
+		--sizes 1,mtu+1,1M,8M
+	echo "reorder: ${SECONDS}s"
+	meta_stats
+	retx=$(pair_stat meta_retrans_pkts)
+	echo "retransmissions under pure reordering: $retx"
+	expect_gt "packets placed out of order" "$(pair_stat meta_ooo_pkts)" 0 &&
+	if [ "$retx" -ne 0 ]; then
+		echo "FAILED: $retx retransmissions under pure reordering"
+		return 1
+	fi
+}
+
+test_meta_duplicate() {
+	meta_setup 1500
+	netem_set duplicate 5%
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 1,mtu+1,1M
+	meta_stats
+	expect_gt "duplicates seen" "$(pair_stat duplicate_request)" 0
+}
+
+test_meta_all_faults() {
+	meta_setup 1500
+	netem_set delay 1ms 500us loss 1% duplicate 1%
+	SECONDS=0
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 0,1,mtu-1,mtu+1,1M,8M
+	echo "loss + reorder + duplicate: ${SECONDS}s"
+	meta_stats
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0
+}
+
+# auto <-> auto: both QPs start as RoCEv2 and upgrade in-band (CAP bit in
+# BTH byte 8, echoed), both directions; the upgrade is visible through
+# mrxedv_query_qp_mode and the mode_upgrades counter.
+test_auto_upgrade() {
+	meta_setup 1500
+	verify_run --mode auto --mtu 1024 --iters 1 --ops "$META_OPS" --reverse \
+		--sizes 0,1,mtu-1,mtu+1,1M
+	meta_stats
+	expect_mode standard || return 1
+	grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" &&
+	grep -q "mode: after the run metaroce" "$XFER_SERVER_OUT" ||
+		{ echo "FAILED: the auto QPs did not upgrade"; return 1; }
+	echo "both auto QPs upgraded to metaroce"
+	expect_gt "mode upgrades" "$(pair_stat mode_upgrades)" 0
+}
+
+test_auto_loss_1pct() {
+	meta_setup 1500
+	netem_set loss 1%
+	verify_run --mode auto --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 1,mtu+1,1M,8M
+	meta_stats
+	grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: the auto QP did not upgrade"; return 1; }
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0
+}
+
+# auto against a forced standard QP: no CAP echo, stays RoCEv2, works.
+test_auto_vs_standard() {
+	meta_setup 1500
+	PORT=$((PORT + 1))
+	xfer_pair 600 "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$DEV_A" --gid-index "$GID_A" --mode standard \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$DEV_B" --gid-index "$GID_B" --mode auto \
+			--timeout 120 --iters 1 --ops "$META_OPS" --reverse \
+			--sizes 0,1,mtu+1,1M || return 1
+	meta_stats
+	grep -q "mode: after the run standard" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: auto QP left standard mode"; return 1; }
+	[ "$(pair_stat mode_upgrades)" = 0 ] ||
+		{ echo "FAILED: an upgrade was counted"; return 1; }
+	echo "auto stayed standard against a standard peer"
+}
+
+# Forced metaroce against a standard QP: the standard responder drops the
+# TVer 1 packets (mode_mismatch, QP in error), the MetaRoCE requester gets
+# no answer and fails with RETRY_EXC_ERR.  The run must fail, not hang.
+test_meta_mismatch() {
+	local rc=0
+	meta_setup 1500
+	PORT=$((PORT + 1))
+	xfer_pair 300 "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$DEV_A" --gid-index "$GID_A" --mode standard \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$DEV_B" --gid-index "$GID_B" --mode metaroce \
+			--timeout 60 --iters 1 --ops write --sizes 4096 || rc=$?
+	meta_stats
+	[ $rc != 0 ] || { echo "FAILED: a mismatched pair transferred data"; return 1; }
+	grep -qi "retry" "$XFER_CLIENT_OUT" ||
+		echo "note: no retry-exceeded status in the client output"
+	expect_gt "mode_mismatch" "$(pair_stat mode_mismatch)" 0
+}
+
+mrxe_run_tests \
+	test_meta_mtu256 \
+	test_meta_mtu4096 \
+	test_meta_loss_1pct \
+	test_meta_loss_5pct \
+	test_meta_reorder \
+	test_meta_duplicate \
+	test_meta_all_faults \
+	test_auto_upgrade \
+	test_auto_loss_1pct \
+	test_auto_vs_standard \
+	test_meta_mismatch
