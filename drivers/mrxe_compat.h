@@ -11,6 +11,7 @@
 #include <net/inet_sock.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+#include <net/genetlink.h>
 
 /* 6.12 moved <asm/unaligned.h> to <linux/unaligned.h>. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
@@ -61,6 +62,21 @@ static inline void mrxe_inet_set_mc_loop(struct sock *sk)
 #define MRXE_QP_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 #else
 #define MRXE_QP_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#endif
+
+/* 6.2: a dump's genl_dumpit_info carries a genl_info (attrs in ->info). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static inline struct nlattr **
+mrxe_genl_dump_attrs(const struct genl_dumpit_info *info)
+{
+	return info->info.attrs;
+}
+#else
+static inline struct nlattr **
+mrxe_genl_dump_attrs(const struct genl_dumpit_info *info)
+{
+	return info->attrs;
+}
 #endif
 
 #endif /* MRXE_COMPAT_H */
