@@ -3,7 +3,17 @@
 # KDIR defaults to Debian 12's installed 6.1 headers (linux-headers-amd64).
 
 KVER	?= $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
-KDIR	?= /lib/modules/$(KVER)/build
+# Other lines (Documentation/testing.rst, "Kernel and rdma-core lines"):
+# `make deps-6.12` unpacks Debian's 6.12 under $(MRXE_DEPS); then
+# `make module KVER=6.12` (or the full release) builds build/KVER/rdma_mrxe.ko.
+MRXE_DEPS ?= /var/cache/mrxe-deps
+ifeq ($(KVER),6.12)
+override KVER := $(shell cat $(MRXE_DEPS)/linux-6.12/KVER 2>/dev/null || echo 6.12-not-fetched)
+endif
+KDIR	?= $(firstword $(wildcard /lib/modules/$(KVER)/build) $(MRXE_DEPS)/linux-$(KVER)/lib/modules/$(KVER)/build)
+# The default (6.1) line builds in the tree into build/rdma_mrxe.ko; any other
+# KVER builds in a tree of links, build/kbuild-KVER, so lines never share objects.
+KDEFAULT := $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
 BUILD	:= $(CURDIR)/build
 DESTDIR	?=
 PREFIX	?= /usr
@@ -11,7 +21,8 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 export KVER KDIR BUILD
 
-.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch
+.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
+	deps-6.12 provider-56 check-all check-lines
 
 all: module provider tool
 
@@ -19,9 +30,17 @@ $(BUILD):
 	@mkdir -p $@
 
 module: | $(BUILD)
-	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64)" >&2; exit 1; }
+	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64) or 'make deps-6.12'" >&2; exit 1; }
+ifeq ($(KVER),$(KDEFAULT))
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 	cp rdma_mrxe.ko $(BUILD)/rdma_mrxe.ko
+else
+	@mkdir -p $(BUILD)/kbuild-$(KVER) $(BUILD)/$(KVER)
+	@find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \) | while read -r f; do \
+		mkdir -p "$(BUILD)/kbuild-$(KVER)/$$(dirname "$$f")"; ln -sfn "$(CURDIR)/$$f" "$(BUILD)/kbuild-$(KVER)/$$f"; done
+	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild-$(KVER) modules
+	cp $(BUILD)/kbuild-$(KVER)/rdma_mrxe.ko $(BUILD)/$(KVER)/rdma_mrxe.ko
+endif
 
 provider: | $(BUILD)
 	@if [ -f userspace-provider/Makefile ]; then $(MAKE) -C userspace-provider; fi
@@ -39,11 +58,34 @@ unit: | $(BUILD)
 deps:
 	@bash tools/deps.sh
 
+# Debian 13's line without upgrading Debian 12: kernel 6.12 (bookworm-backports)
+# and rdma-core 56 (trixie), unpacked under $(MRXE_DEPS) (tools/deps-line.sh).
+deps-6.12:
+	@bash tools/deps.sh --line 6.12
+
+# The provider built against rdma-core 56's libibverbs (make deps-6.12):
+# build/rdma-core-56/libmrxe-rdmav34.so and provider-tests.
+provider-56: | $(BUILD)
+	$(MAKE) -C userspace-provider BUILD=$(BUILD)/rdma-core-56 IBVERBS_ROOT=$(MRXE_DEPS)/rdma-core-56/dev
+
+# Kernel lines checked by `make check`: KVERS="6.1 6.12" adds Debian 13's
+# line (kernel 6.12, rdma-core 56: deps, module, provider, then the selftests
+# in the lab VM booting 6.12 with the trixie userland).  check-all = both.
+KVERS ?= 6.1
+check-lines:
+	@for l in $(filter-out 6.1,$(KVERS)); do \
+		$(MAKE) deps-$$l provider-56 && $(MAKE) module KVER=$$l && \
+		LABVM_LINE=$$l bash tools/labvm/run-selftests.sh || exit 1; done
+
+check-all:
+	$(MAKE) check KVERS="6.1 6.12"
+
 # Host-side unit tests first, then the selftests inside the lab VM.
 check: all unit
 	$(MAKE) checkpatch
 	$(MAKE) unit-check
 	$(MAKE) vm-check
+	$(MAKE) check-lines
 
 # Kernel style: checkpatch.pl from Debian's linux-source-6.1 (make deps);
 # any ERROR or WARNING on drivers/ fails.
@@ -53,8 +95,12 @@ checkpatch: | $(BUILD)
 	@test -f $(BUILD)/checkpatch/scripts/checkpatch.pl || { mkdir -p $(BUILD)/checkpatch && \
 		tar -xJf $(CHECKPATCH_SRC) -C $(BUILD)/checkpatch --strip-components=1 --wildcards \
 		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'; }
-	@out=$$(perl $(BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --terse --show-types \
-		-f drivers/*.[ch] drivers/proto/*.[ch] 2>&1 | grep -E 'ERROR|WARNING'); \
+	@# drivers/mrxe_compat.h is the one file allowed to test LINUX_VERSION_CODE
+	@out=$$( { perl $(BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --terse --show-types \
+		-f $(filter-out drivers/mrxe_compat.h,$(wildcard drivers/*.[ch])) drivers/proto/*.[ch]; \
+		perl $(BUILD)/checkpatch/scripts/checkpatch.pl --no-tree --terse --show-types \
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f drivers/mrxe_compat.h; } 2>&1 | \
+		grep -E 'ERROR|WARNING'); \
 	if [ -n "$$out" ]; then printf "%s\n" "$$out"; echo "checkpatch: FAILED"; exit 1; fi; \
 	echo "checkpatch: drivers/ clean"
 

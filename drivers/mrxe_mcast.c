@@ -19,7 +19,7 @@
  * group's array is valid while mcg_lock is held: destroy_qp detaches it
  * (under mcg_lock) before the QP's memory can go away.
  */
-#include <asm/unaligned.h>
+#include "mrxe_compat.h"
 #include <linux/igmp.h>
 #include <linux/inetdevice.h>
 #include <linux/rtnetlink.h>

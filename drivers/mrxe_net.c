@@ -134,7 +134,7 @@ static struct socket *mrxe_udp_sock(struct mrxe_net *mnet, bool ipv6)
 	 * 10.5.2.4, as rxe), which needs ip_mc_output()'s local loopback.
 	 */
 	if (!ipv6)
-		inet_sk(sock->sk)->mc_loop = 1;
+		mrxe_inet_set_mc_loop(sock->sk);
 	return sock;
 }
 

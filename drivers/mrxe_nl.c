@@ -423,7 +423,7 @@ out_dev:
 static int mrxe_nl_qp_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct nlattr *name = info->attrs[MRXE_ATTR_IBDEV_NAME];
+	struct nlattr *name = mrxe_genl_dump_attrs(info)[MRXE_ATTR_IBDEV_NAME];
 	struct net *net = sock_net(skb->sk);
 	unsigned long qpn;
 	struct mrxe_dev *dev;

@@ -297,7 +297,7 @@ static int mrxe_qp_check_attr(struct mrxe_qp *qp, struct ib_qp_attr *attr,
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
 				       IB_ACCESS_LOCAL_WRITE |
-				       IB_ACCESS_MW_BIND)))
+				       IB_ACCESS_MW_BIND | MRXE_QP_ACCESS_FLUSH)))
 		return -EINVAL;
 	/* Automatic path migration is not supported (IBA 17.2.8). */
 	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE))

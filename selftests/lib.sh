@@ -32,7 +32,8 @@ KSFT_SKIP=4
 
 MRXE_SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MRXE_REPO=$(cd "$MRXE_SELFTEST_DIR/.." && pwd)
-MRXE_KO=${MRXE_KO:-$MRXE_REPO/build/rdma_mrxe.ko}
+# build/KVER/rdma_mrxe.ko when built for another line (make module KVER=6.12)
+MRXE_KO=${MRXE_KO:-$(k=$MRXE_REPO/build/$(uname -r)/rdma_mrxe.ko; [ -f "$k" ] && echo "$k" || echo "$MRXE_REPO/build/rdma_mrxe.ko")}
 MRXE_LINK_TYPE=${MRXE_LINK_TYPE:-mrxe}
 if [ "$MRXE_LINK_TYPE" = rxe ]; then
 	MRXE_MODULE=rdma_rxe

@@ -71,8 +71,13 @@ class RecordingResult(unittest.TextTestResult):
     out = None		# result file, one line written (and flushed) per test
     per_test_timeout = 180
 
+    running = None	# path: id of the test in progress (crash resume)
+
     def startTest(self, test):
         self._t0 = time.monotonic()
+        if self.running:
+            with open(self.running, 'w') as r:
+                r.write(test.id())
         signal.alarm(self.per_test_timeout)
         super().startTest(test)
 
@@ -119,6 +124,44 @@ class RecordingResult(unittest.TextTestResult):
         self._rec(test, 'xpass')
 
 
+class ResumeLoader(unittest.TestLoader):
+    """Leaves out the tests already in the result file (MRXE_PYVERBS_RESUME)."""
+    done = set()
+
+    def _filter(self, suite):
+        if not isinstance(suite, unittest.TestSuite):
+            return suite
+        return unittest.TestSuite(
+            [self._filter(t) for t in suite
+             if not (isinstance(t, unittest.TestCase) and t.id() in self.done)])
+
+    def loadTestsFromModule(self, *args, **kw):
+        return self._filter(super().loadTestsFromModule(*args, **kw))
+
+
+def resume_state(out_path):
+    """MRXE_PYVERBS_RESUME=1 after the process died (a provider segfault):
+    the tests recorded so far are left out, and the one that was running is
+    recorded as an error."""
+    running = out_path + '.running'
+    if os.environ.get('MRXE_PYVERBS_RESUME') != '1':
+        return 'w', set()
+    done = set()
+    if os.path.exists(out_path):
+        with open(out_path) as f:
+            done = {line.split('\t', 1)[0] for line in f if line.strip()}
+    if os.path.exists(running):
+        with open(running) as r:
+            crashed = r.read().strip()
+        if crashed and crashed not in done:
+            with open(out_path, 'a') as f:
+                f.write('\t'.join((crashed, 'error', '0.00',
+                                   'the test process died during this test '
+                                   '(resumed after it)')) + '\n')
+            done.add(crashed)
+    return 'a', done
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -141,9 +184,12 @@ def main():
         netdev_from_gid(sys.modules['tests.base'])
     runner = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                      resultclass=RecordingResult)
-    with open(out_path, 'w') as f:
+    mode, ResumeLoader.done = resume_state(out_path)
+    RecordingResult.running = out_path + '.running'
+    with open(out_path, mode) as f:
         RecordingResult.out = f
-        prog = unittest.main(module=tests, testRunner=runner, exit=False)
+        prog = unittest.main(module=tests, testRunner=runner, exit=False,
+                             testLoader=ResumeLoader())
     return 0 if prog.result.wasSuccessful() else 1
 
 

@@ -8,6 +8,9 @@
 #   tools/deps.sh            install what is missing
 #   tools/deps.sh --list     print the package list
 #   tools/deps.sh --check    exit 1 (and name them) if packages are missing
+#   tools/deps.sh --line 6.12  also Debian 13's line (kernel 6.12, rdma-core 56),
+#                            unpacked under /var/cache/mrxe-deps without
+#                            upgrading anything (tools/deps-line.sh)
 set -euo pipefail
 
 PKGS=(
@@ -32,6 +35,7 @@ missing() {
 }
 
 case "${1:-}" in
+--line) exec bash "$(dirname "${BASH_SOURCE[0]}")/deps-line.sh" "${2:?--line wants a line, e.g. 6.12}" ;;
 --list) printf '%s\n' "${PKGS[@]}"; exit 0 ;;
 --check)
 	m=$(missing)
@@ -39,7 +43,7 @@ case "${1:-}" in
 	echo "missing packages:" $m >&2
 	exit 1 ;;
 "") ;;
-*) echo "usage: $0 [--list|--check]" >&2; exit 2 ;;
+*) echo "usage: $0 [--list|--check|--line 6.12]" >&2; exit 2 ;;
 esac
 
 mapfile -t todo < <(missing)

@@ -26,7 +26,12 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+/* verbs_private_NN.h for the IBVERBS_PRIVATE_NN found at build time (Makefile) */
+#ifdef MRXE_PABI_HEADER
+#include MRXE_PABI_HEADER
+#else
 #include "verbs_private_34.h"
+#endif
 #include "mrxedv.h"
 
 extern "C" {

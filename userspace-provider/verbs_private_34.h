@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
  * The libibverbs *private* provider ABI of rdma-core 44: symbol version
- * IBVERBS_PRIVATE_34, entry point verbs_register_driver_34.
+ * IBVERBS_PRIVATE_34, entry point verbs_register_driver_34.  rdma-core 56
+ * (Debian 13) exports the same IBVERBS_PRIVATE_34 with the same layouts
+ * (v44.0..v56.1: IBVERBS_PABI_VERSION stays 34, kern-abi.h is unchanged,
+ * driver.h only adds ibv_cmd_create_cq_ex2 and a driver argument to
+ * ibv_cmd_reg_dmabuf_mr, neither used here), so this header serves both;
+ * the checks for 56's public headers are at the end.
  *
  * libibverbs-dev does not install the provider headers (driver.h,
  * kern-abi.h), so this header declares what an mrxe provider needs, written
@@ -32,7 +37,7 @@
 
 /* The Makefile passes the PABI version it found in the installed library. */
 #if defined(MRXE_DETECTED_PABI) && MRXE_DETECTED_PABI != MRXE_IBVERBS_PABI_VERSION
-#error "installed libibverbs exports another IBVERBS_PRIVATE_xx: this header declares IBVERBS_PRIVATE_34 (rdma-core 44)"
+#error "installed libibverbs exports another IBVERBS_PRIVATE_xx: this header declares IBVERBS_PRIVATE_34 (rdma-core 34..56)"
 #endif
 
 #ifdef __cplusplus
@@ -732,6 +737,25 @@ MRXE_STATIC_ASSERT(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
 MRXE_STATIC_ASSERT(sizeof(struct verbs_device) ==
 			   sizeof(struct ibv_device) + 48,
 		   "verbs_device");
+#endif
+
+/*
+ * rdma-core 56 (MRXE_RDMA_CORE_MAJOR comes from the library the Makefile
+ * found): the private layouts above are pinned for it too; its public
+ * verbs.h grew only at the ends of extensible structs and in new flag bits.
+ * mrxe's allowlists (send_ops_flags, MR access) refuse what they do not
+ * name, so FLUSH (IBV_QP_EX_WITH_FLUSH, IBV_ACCESS_FLUSH_*) is refused.
+ */
+#if defined(MRXE_RDMA_CORE_MAJOR) && MRXE_RDMA_CORE_MAJOR >= 56
+MRXE_STATIC_ASSERT(IBV_QP_EX_WITH_FLUSH == 1 << 11 &&
+			   IBV_QP_EX_WITH_ATOMIC_WRITE == 1 << 12,
+		   "rdma-core 56 send_ops_flags");
+MRXE_STATIC_ASSERT(offsetof(struct ibv_qp_ex, wr_flush) + sizeof(void *) ==
+			   sizeof(struct ibv_qp_ex),
+		   "rdma-core 56: ibv_qp_ex grew at its end (wr_flush)");
+MRXE_STATIC_ASSERT(offsetof(struct ibv_port_attr, active_speed_ex) >=
+			   offsetof(struct ibv_port_attr, port_cap_flags2),
+		   "rdma-core 56: ibv_port_attr grew at its end");
 #endif
 
 #endif /* MRXE_VERBS_PRIVATE_34_H */

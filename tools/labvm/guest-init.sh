@@ -32,9 +32,11 @@ mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 
 msize=262144
+userland=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	labvm_msize=*) msize=${arg#labvm_msize=} ;;
+	labvm_userland=*) userland=${arg#labvm_userland=} ;;
 	esac
 done
 mkdir -p $OUT
@@ -73,11 +75,60 @@ if [ -n "${MRXE_PEER_IP:-}" ]; then
 	[ $ok = 1 ] || say "peer $MRXE_PEER_IP did not answer; running CMD anyway"
 fi
 
+# labvm_userland=ROOT (vm-run.sh --userland trixie): CMD runs chrooted in
+# ROOT (another Debian release's userland, unpacked by tools/deps-line.sh)
+# made writable by a tmpfs overlay, with /proc, /sys, /dev, /tmp, the results
+# share, /lib/modules and the repository (same path) mounted in.  In it the
+# provider files of build/ are replaced by the ones built against that
+# userland's libibverbs (build/rdma-core-56/, make provider-56).
+UL=/run/labvm-userland
+userland_setup() {
+	local f
+	mkdir -p $UL/upper $UL/work $UL/root
+	mount -t overlay overlay -o "lowerdir=$userland,upperdir=$UL/upper,workdir=$UL/work" $UL/root ||
+		return 1
+	# Shared, so that what CMD mounts on /lib/modules/KVER in the chroot
+	# (mrxe_module.sh's overlay) is what the kernel's modprobe sees too.
+	mountpoint -q /lib/modules || mount --bind /lib/modules /lib/modules
+	mount --make-rshared /lib/modules
+	mount -t proc proc $UL/root/proc &&
+	mount --rbind /sys $UL/root/sys &&
+	mount --rbind /dev $UL/root/dev &&
+	mount -t tmpfs -o mode=1777 tmpfs $UL/root/tmp &&
+	mkdir -p $UL/root/run/labvm $UL/root/usr/lib/modules "$UL/root$LABVM_REPO" &&
+	mount --bind $OUT $UL/root/run/labvm &&
+	mount --rbind /lib/modules $UL/root/usr/lib/modules &&
+	mount --rbind "$LABVM_REPO" "$UL/root$LABVM_REPO" || return 1
+	case "$LABVM_CWD/" in
+	"$LABVM_REPO"/*) ;;
+	*) mkdir -p "$UL/root$LABVM_CWD" && mount --rbind "$LABVM_CWD" "$UL/root$LABVM_CWD" ;;
+	esac
+	for f in libmrxe-rdmav34.so provider-tests; do
+		[ -f "$LABVM_REPO/build/rdma-core-56/$f" ] && [ -f "$LABVM_REPO/build/$f" ] &&
+			mount --bind "$LABVM_REPO/build/rdma-core-56/$f" "$UL/root$LABVM_REPO/build/$f"
+	done
+	return 0
+}
+
 cut -d' ' -f1 /proc/uptime > $OUT/boot-seconds
 cd "$LABVM_CWD" || cd /
-say "running command (role ${MRXE_VM_ROLE:-1}, uptime $(cat $OUT/boot-seconds)s)"
-bash $OUT/cmd.sh < /dev/null > $OUT/output 2>&1
-rc=$?
+if [ -n "$userland" ]; then
+	if userland_setup; then
+		say "running command in the userland $userland (role ${MRXE_VM_ROLE:-1}, uptime $(cat $OUT/boot-seconds)s)"
+		echo "$userland" > $OUT/userland
+		chroot $UL/root /bin/bash -c 'cd "$LABVM_CWD" 2>/dev/null || cd /; exec bash /run/labvm/cmd.sh' \
+			< /dev/null > $OUT/output 2>&1
+		rc=$?
+	else
+		say "setting up the userland $userland failed"
+		echo "labvm: setting up the userland $userland failed" > $OUT/output
+		rc=2
+	fi
+else
+	say "running command (role ${MRXE_VM_ROLE:-1}, uptime $(cat $OUT/boot-seconds)s)"
+	bash $OUT/cmd.sh < /dev/null > $OUT/output 2>&1
+	rc=$?
+fi
 dmesg > $OUT/dmesg 2>&1
 echo $rc > $OUT/exit
 say "command exited with $rc"

@@ -20,12 +20,14 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 
 stage2=
 repo=
+modroot=
 msize=262144
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	labvm_init=*) stage2=${arg#labvm_init=} ;;
 	labvm_msize=*) msize=${arg#labvm_msize=} ;;
 	labvm_repo=*) repo=${arg#labvm_repo=} ;;
+	labvm_modroot=*) modroot=${arg#labvm_modroot=} ;;
 	esac
 done
 
@@ -52,6 +54,18 @@ if [ -n "$repo" ]; then
 	mkdir -p "/newroot$repo" || fail "mkdir $repo failed"
 	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$msize,cache=loose \
 		repo "/newroot$repo" || fail "mounting the repository share failed"
+fi
+
+# A kernel that is not installed on the host (vm-run.sh --kernel 6.12): its
+# unpacked /lib/modules/KVER (labvm_modroot=ROOT) appears at /lib/modules/KVER,
+# on a tmpfs that hides the host's other module trees.
+if [ -n "$modroot" ]; then
+	kver=$(uname -r)
+	[ -d "/newroot$modroot/lib/modules/$kver" ] || fail "no $modroot/lib/modules/$kver"
+	mount -t tmpfs -o mode=0755 tmpfs /newroot/lib/modules || fail "tmpfs on /lib/modules failed"
+	mkdir -p "/newroot/lib/modules/$kver"
+	mount -o bind "/newroot$modroot/lib/modules/$kver" "/newroot/lib/modules/$kver" ||
+		fail "binding $modroot/lib/modules/$kver failed"
 fi
 
 [ -n "$stage2" ] && [ -x "/newroot$stage2" ] || fail "no stage-2 init '$stage2'"

@@ -14,7 +14,10 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KVER=${1:-${LABVM_KVER:-6.1.0-57-amd64}}
 OUT_DIR=${LABVM_DIR:-$REPO/build/labvm}
-MODDIR=/lib/modules/$KVER
+# LABVM_MODROOT: a root holding lib/modules/KVER other than / (a kernel line
+# unpacked by tools/deps-line.sh under /var/cache/mrxe-deps/linux-KVER).
+MODROOT=${LABVM_MODROOT:-}
+MODDIR=$MODROOT/lib/modules/$KVER
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 INIT_SRC=$REPO/tools/labvm/initramfs-init.sh
 
@@ -27,7 +30,7 @@ case "$(LC_ALL=C ldd "$BUSYBOX" 2>&1)" in *"not a dynamic"*) ;; *) false ;; esac
 [ -r "$INIT_SRC" ] || die "$INIT_SRC missing"
 
 # Module paths in load order, deduplicated, builtins dropped.
-mods=$(modprobe -S "$KVER" -a --show-depends virtio_pci 9pnet_virtio 9p |
+mods=$(modprobe ${MODROOT:+-d "$MODROOT"} -S "$KVER" -a --show-depends virtio_pci 9pnet_virtio 9p |
 	awk '$1 == "insmod" && !seen[$2]++ { print $2 }')
 [ -n "$mods" ] || die "modprobe -S $KVER --show-depends gave nothing"
 

@@ -4,7 +4,15 @@
 # kernel with this machine's root filesystem shared read-only over virtio-9p.
 #
 #   tools/labvm/vm-run.sh [--two] [--timeout SECS] [--mem MB] [--smp N]
-#                         [--live] [--cwd DIR] [--append ARGS] -- CMD...
+#                         [--live] [--cwd DIR] [--append ARGS]
+#                         [--line 6.1|6.12] [--kernel VER] [--userland host|trixie]
+#                         -- CMD...
+#
+# --line 6.12 (LABVM_LINE): Debian 13's line, i.e. --kernel 6.12 --userland
+# trixie.  --kernel VER (LABVM_KVER): a release or a line (6.1, 6.12); a
+# kernel unpacked by `make deps-6.12` brings its /lib/modules/VER into the
+# guest.  --userland trixie (LABVM_USERLAND): CMD runs chrooted in the trixie
+# userland of `make deps-6.12` (rdma-core 56, glibc 2.41).
 #
 # One CMD argument is run as shell text (bash -c), several are run as argv.
 # Guests have 2 vCPUs by default (--smp N or LABVM_SMP; --smp 1 hides every
@@ -30,7 +38,7 @@ LABVM_DIR=${LABVM_DIR:-$REPO/build/labvm}
 BAD_RE='BUG:|Oops|WARNING:|general protection|Call Trace'
 
 usage() {
-	sed -n '3,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 log() { echo "labvm: $*" >&2; }
@@ -55,6 +63,9 @@ while [ $# -gt 0 ]; do
 	--live) live=1 ;;
 	--cwd) cwd=$(cd "${2:?}" && pwd) || die "--cwd $2: no such directory"; shift ;;
 	--append) append=${2:?}; shift ;;
+	--line) LABVM_LINE=${2:?}; shift ;;
+	--kernel) LABVM_KVER=${2:?}; shift ;;
+	--userland) LABVM_USERLAND=${2:?}; shift ;;
 	-h|--help) usage ;;
 	--) shift; break ;;
 	*) usage ;;
@@ -85,6 +96,20 @@ done
 [[ "$mem" =~ ^[0-9]+$ ]] || die "--mem wants MiB"
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "--smp wants a vCPU count"
 
+# Lines: 6.1 = Debian 12 (installed kernel, host userland); 6.12 = Debian 13's
+# kernel line and rdma-core 56 (tools/deps-line.sh, unpacked under MRXE_DEPS).
+MRXE_DEPS=${MRXE_DEPS:-/var/cache/mrxe-deps}
+case "${LABVM_LINE:-}" in
+"") ;;
+6.1) LABVM_KVER=${LABVM_KVER:-}; LABVM_USERLAND=${LABVM_USERLAND:-host} ;;
+6.12) LABVM_KVER=${LABVM_KVER:-6.12}; LABVM_USERLAND=${LABVM_USERLAND:-trixie} ;;
+*) die "--line: 6.1 or 6.12" ;;
+esac
+case "${LABVM_KVER:-}" in
+6.1) LABVM_KVER= ;;
+6.12) LABVM_KVER=$(cat "$MRXE_DEPS/linux-6.12/KVER" 2>/dev/null) ||
+	die "kernel line 6.12 not fetched: make deps-6.12" ;;
+esac
 # Kernel: Debian's 6.1 line (newest installed 6.1.*-amd64 with its modules).
 if [ -z "${LABVM_KVER:-}" ]; then
 	for k in $(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V); do
@@ -93,7 +118,21 @@ if [ -z "${LABVM_KVER:-}" ]; then
 	done
 fi
 KVER=${LABVM_KVER:-6.1.0-57-amd64}
-KERNEL=${LABVM_KERNEL:-/boot/vmlinuz-$KVER}
+# A kernel that is not installed: its unpacked root (tools/deps-line.sh).
+MODROOT=
+if [ ! -d "/lib/modules/$KVER/kernel" ] && [ -d "$MRXE_DEPS/linux-$KVER/lib/modules/$KVER/kernel" ]; then
+	MODROOT=$MRXE_DEPS/linux-$KVER
+fi
+export LABVM_MODROOT=$MODROOT
+KERNEL=${LABVM_KERNEL:-$MODROOT/boot/vmlinuz-$KVER}
+userland_arg=
+case "${LABVM_USERLAND:-host}" in
+host) ;;
+trixie)
+	[ -e "$MRXE_DEPS/trixie-root/.done" ] || die "trixie userland missing: make deps-6.12"
+	userland_arg="labvm_userland=$MRXE_DEPS/trixie-root" ;;
+*) die "--userland: host or trixie" ;;
+esac
 [ -r "$KERNEL" ] || die "$KERNEL missing (bash tools/deps.sh installs linux-image-amd64)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (bash tools/deps.sh)"
 
@@ -123,7 +162,7 @@ for i in $(seq $nvm); do
 	printf '%s\n' "$cmdtext" > "$d/cmd.sh"
 	{
 		printf 'export MRXE_VM=1 MRXE_VM_ROLE=%d MRXE_RESULTS=/run/labvm\n' "$i"
-		printf 'export LABVM_CWD=%q LABVM_RUN_DIR=%q\n' "$cwd" "$d"
+		printf 'export LABVM_CWD=%q LABVM_RUN_DIR=%q LABVM_REPO=%q\n' "$cwd" "$d" "$REPO"
 		if [ $two = 1 ]; then
 			printf 'export LABVM_SELF_IP=10.77.0.%d MRXE_PEER_IP=10.77.0.%d\n' \
 				"$i" $((3 - i))
@@ -168,7 +207,7 @@ start_vm() {
 		-no-reboot \
 		-serial "file:$d/console.log" \
 		-kernel "$KERNEL" -initrd "$INITRD" \
-		-append "console=ttyS0 panic=-1 oops=panic log_buf_len=4M labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $repo_arg $append" \
+		-append "console=ttyS0 panic=-1 oops=panic log_buf_len=4M labvm_role=$i labvm_init=$REPO/tools/labvm/guest-init.sh $repo_arg ${MODROOT:+labvm_modroot=$MODROOT} $userland_arg $append" \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
 		-virtfs "local,path=$d,mount_tag=results,security_model=none,multidevs=remap" \
 		"${repo_share[@]}" \
