@@ -947,7 +947,6 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 				mrxe_pipe_set_error(qp);
 				return true;
 			}
-			progress = true;	/* the completer owes its CQE */
 			continue;
 		}
 		(*budget)--;
