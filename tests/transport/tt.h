@@ -210,9 +210,15 @@ protected:
 #define EXPECT_WC(wc, st)                                                    \
 	EXPECT_EQ((wc).status, (st)) << "got " << ::tt::status_name((wc).status) \
 				     << ", want " << ::tt::status_name(st)
+// A responder moves to ERR right after it sends the NAK that completes the
+// requester's WR: allow the data path up to 2 s to get there.
 #define EXPECT_QPS(q, st)                                                    \
 	do {                                                                 \
 		ibv_qp_state got_ = qp_state(q);                            \
+		for (int n_ = 0; got_ != (st) && n_ < 200; n_++) {          \
+			std::this_thread::sleep_for(std::chrono::milliseconds(10)); \
+			got_ = qp_state(q);                                  \
+		}                                                            \
 		EXPECT_EQ(got_, (st)) << "QP state " << ::tt::qp_state_name(got_) \
 				      << ", want " << ::tt::qp_state_name(st); \
 	} while (0)
