@@ -223,6 +223,19 @@ static void mrxe_comp_atomic_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	mrxe_comp_post_send(qp, w);
 }
 
+/* Completion status of a NAK other than a PSN sequence error (IBA 9.9.2). */
+static u32 mrxe_comp_nak_status(u8 code)
+{
+	switch (code) {
+	case MRXE_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case MRXE_NAK_REM_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
 static void mrxe_comp_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			  struct sk_buff *skb)
 {
@@ -267,14 +280,10 @@ static void mrxe_comp_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		qp->req.loss->nak_seq(qp, psn);
 		mrxe_rto_arm(qp);
 		return;
-	case MRXE_NAK_INVALID_REQ:
-		mrxe_comp_fail(qp, w, IB_WC_REM_INV_REQ_ERR);
-		return;
-	case MRXE_NAK_REM_ACCESS:
-		mrxe_comp_fail(qp, w, IB_WC_REM_ACCESS_ERR);
-		return;
 	default:
-		mrxe_comp_fail(qp, w, IB_WC_REM_OP_ERR);
+		mrxe_comp_fail(qp, w,
+			       mrxe_comp_nak_status(aeth.syndrome &
+						    MRXE_AETH_VAL_MASK));
 		return;
 	}
 }
@@ -535,10 +544,10 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 			echo = mrxe_mrh_ts_ns(rm->tsecr, now);
 		if (mrxe_sack_on_ack(&mq->snd.sb, &si, echo, now, &res))
 			return;		/* beyond what we sent: ignored */
-		if (res.una_moved)
+		if (res.una_moved) {
 			mq->retry_left = qp->pipe.attr.retry_cnt;
-		if (res.una_moved)
 			qp->comp.rnr_left = qp->pipe.attr.rnr_retry;
+		}
 		mrxe_meta_advance(qp);
 		return;
 	case MRXE_AETH_RNR_NAK:
@@ -550,19 +559,9 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
 		return;
 	}
-	switch (aeth.syndrome & MRXE_AETH_VAL_MASK) {
-	case MRXE_NAK_INVALID_REQ:
-		status = IB_WC_REM_INV_REQ_ERR;
-		break;
-	case MRXE_NAK_REM_ACCESS:
-		status = IB_WC_REM_ACCESS_ERR;
-		break;
-	case MRXE_NAK_PSN_SEQ:
+	if ((aeth.syndrome & MRXE_AETH_VAL_MASK) == MRXE_NAK_PSN_SEQ)
 		return;		/* never sent in MetaRoCE mode */
-	default:
-		status = IB_WC_REM_OP_ERR;
-		break;
-	}
+	status = mrxe_comp_nak_status(aeth.syndrome & MRXE_AETH_VAL_MASK);
 	/* IBA 9.9.2: everything before the NAK'd PSN completed */
 	mrxe_meta_cumulative(qp, pi->psn);
 	mrxe_meta_advance(qp);

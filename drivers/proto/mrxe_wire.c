@@ -204,9 +204,34 @@ u32 mrxe_rnr_timer_us(u8 timer)
 	return rnr_timer_us[timer & 0x1f];
 }
 
+/*
+ * The part of parsing shared by standard and MetaRoCE packets, once the
+ * headers (hdr_len bytes from the BTH) are known: pad and payload length
+ * (IBA 9.2, A17.3.3 ICRC at the end), then fill @info.
+ */
+static int mrxe_pkt_parse_finish(const u8 *bth, u32 len, u32 hdr_len,
+				 u32 mask, u8 opcode,
+				 struct mrxe_pkt_info *info)
+{
+	u32 room = len - hdr_len - MRXE_ICRC_LEN;
+
+	info->pad = mrxe_bth_pad(bth);
+	if (info->pad > room)
+		return MRXE_PARSE_PAD;
+	if (!(mask & MRXE_HDR_PAYLOAD) && room)
+		return MRXE_PARSE_LEN;
+	info->mask = mask;
+	info->opcode = opcode;
+	info->hdr_len = (u16)hdr_len;
+	info->paylen = room - info->pad;
+	info->psn = mrxe_bth_psn(bth);
+	info->qpn = mrxe_bth_qpn(bth);
+	return MRXE_PARSE_OK;
+}
+
 int mrxe_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info)
 {
-	u32 hdr_len, mask, room;
+	u32 hdr_len, mask;
 	u8 opcode;
 
 	if (len < MRXE_BTH_LEN + MRXE_ICRC_LEN)
@@ -220,19 +245,7 @@ int mrxe_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info)
 	hdr_len = mrxe_op_hdr_len(opcode);
 	if (len < hdr_len + MRXE_ICRC_LEN)
 		return MRXE_PARSE_SHORT;
-	room = len - hdr_len - MRXE_ICRC_LEN;
-	info->pad = mrxe_bth_pad(bth);
-	if (info->pad > room)
-		return MRXE_PARSE_PAD;
-	if (!(mask & MRXE_HDR_PAYLOAD) && room)
-		return MRXE_PARSE_LEN;
-	info->mask = mask;
-	info->opcode = opcode;
-	info->hdr_len = (u16)hdr_len;
-	info->paylen = room - info->pad;
-	info->psn = mrxe_bth_psn(bth);
-	info->qpn = mrxe_bth_qpn(bth);
-	return MRXE_PARSE_OK;
+	return mrxe_pkt_parse_finish(bth, len, hdr_len, mask, opcode, info);
 }
 
 static const u32 crc32_table[256] = {
@@ -488,7 +501,7 @@ int mrxe_meta_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info,
 			struct mrxe_mrh *mrh)
 {
 	struct mrxe_sack_info si;
-	u32 hdr_len, mask, room;
+	u32 hdr_len, mask;
 	u8 opcode;
 	int ret;
 
@@ -514,17 +527,5 @@ int mrxe_meta_pkt_parse(const u8 *bth, u32 len, struct mrxe_pkt_info *info,
 			return ret;
 		hdr_len += ret;
 	}
-	room = len - hdr_len - MRXE_ICRC_LEN;
-	info->pad = mrxe_bth_pad(bth);
-	if (info->pad > room)
-		return MRXE_PARSE_PAD;
-	if (!(mask & MRXE_HDR_PAYLOAD) && room)
-		return MRXE_PARSE_LEN;
-	info->mask = mask;
-	info->opcode = opcode;
-	info->hdr_len = (u16)hdr_len;
-	info->paylen = room - info->pad;
-	info->psn = mrxe_bth_psn(bth);
-	info->qpn = mrxe_bth_qpn(bth);
-	return MRXE_PARSE_OK;
+	return mrxe_pkt_parse_finish(bth, len, hdr_len, mask, opcode, info);
 }

@@ -27,14 +27,19 @@ protected:
 			ASSERT_EQ(to_rtr(q, 0, o), 0) << strerror(errno);
 			ASSERT_EQ(to_rts(q, o), 0) << strerror(errno);
 		}
+		ah = make_ah(pd[0]);
+		ASSERT_TRUE(ah) << "create_ah: " << strerror(errno);
+	}
+	// An AH on `p` to the device's own IPv4 GID (loopback).
+	AhPtr make_ah(ibv_pd *p)
+	{
 		ibv_ah_attr a{};
 		a.is_global = 1;
 		a.port_num = 1;
 		a.grh.dgid = dev.gid;
 		a.grh.sgid_index = uint8_t(dev.gidx);
 		a.grh.hop_limit = 64;
-		ah.reset(ibv_create_ah(pd[0], &a));
-		ASSERT_TRUE(ah) << "create_ah: " << strerror(errno);
+		return AhPtr(ibv_create_ah(p, &a));
 	}
 	void TearDown() override
 	{
@@ -137,13 +142,7 @@ TEST_F(Ud, AhOfAnotherPdFails)
 	ibv_sge rs = sge_of(rb, rmr.get(), 0, kGrh + kLen);
 	ASSERT_EQ(post_recv(1, 60, &rs, 1), 0);
 
-	ibv_ah_attr a{};
-	a.is_global = 1;
-	a.port_num = 1;
-	a.grh.dgid = dev.gid;
-	a.grh.sgid_index = uint8_t(dev.gidx);
-	a.grh.hop_limit = 64;
-	AhPtr foreign(ibv_create_ah(pd[1], &a));
+	AhPtr foreign = make_ah(pd[1]);
 	ASSERT_TRUE(foreign) << "create_ah: " << strerror(errno);
 	ASSERT_NE(pd[0], pd[1]);
 
