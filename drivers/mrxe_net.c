@@ -360,7 +360,14 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 	} else {
 		goto drop;
 	}
-	return net_xmit_eval(err) ? -EAGAIN : 0;
+	/*
+	 * NET_XMIT_DROP: a full local queue (veth peer backlog, qdisc) threw
+	 * the packet away before it left: -ENOBUFS, worth sending again.
+	 * NET_XMIT_CN (queued, congestion) is success; a negative errno
+	 * (netfilter, device) is passed on.
+	 */
+	err = net_xmit_eval(err);
+	return err > 0 ? -ENOBUFS : err;
 
 noroute:
 	mrxe_err_dev(dev, "no route from %s\n", dev->ndev->name);

@@ -34,6 +34,7 @@ struct sk_buff;
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
 #define MRXE_RXQ_MAX		16384	/* queued rx packets per QP and side */
 #define MRXE_RXQ_RC_REQ_MAX	(2 * MRXE_PKT_RING)	/* RC requests */
+#define MRXE_XMIT_BUSY_MAX	1000	/* local-queue-full resends per packet */
 #define MRXE_RTO_MAX_BACKOFF	6	/* RTO up to 64x the QP's timeout, */
 #define MRXE_RTO_BACKOFF_CAP_NS	(1000ULL * 1000 * 1000)	/* but 1 s at most */
 
@@ -149,6 +150,13 @@ struct mrxe_pipe_state {
 	u8			auto_state;	/* enum mrxe_auto_state */
 	bool			cap_peer;	/* auto responder: CAP seen */
 	struct mrxe_meta_qp	*meta;
+	/*
+	 * Transmit order (mrxe_task.c): the CPU whose netif_rx() backlog took
+	 * the QP's last packet and that backlog's input_queue_tail after it.
+	 */
+	bool			xmit_queued;
+	int			xmit_cpu;
+	unsigned int		xmit_qtail;
 };
 
 /*
@@ -178,6 +186,7 @@ struct mrxe_req_state {
 	u32	rd_atomic;	/* reads/atomics outstanding */
 	u32	pkts_since_ack;
 	u32	pace;		/* packets since the last pacing check */
+	u32	xmit_busy;	/* same packet refused by a full local queue */
 	/* one past the highest PSN ever sent: PSNs before it are resends */
 	u32	next_new_psn;
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */

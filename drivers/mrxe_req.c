@@ -348,7 +348,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	bool rc = mrxe_qp_is_rc(qp), meta = qp->pipe.meta_tx;
 	u32 paylen, len, hlen, mask;
 	struct mrxe_bth bth = {};
-	struct mrxe_pkt_meta *m;
+	struct mrxe_pkt_meta *m, old;
 	struct sk_buff *skb;
 	bool first, last;
 	u8 *p, opcode, pad;
@@ -489,6 +489,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 
 	sport = mrxe_pipe_sport(qp, psn);
 	m = &req->meta[psn & (MRXE_PKT_RING - 1)];
+	old = *m;
 	m->retrans = (m->psn == psn && m->send_ns) ? m->retrans + 1 : 0;
 	m->psn = psn;
 	m->wqe_idx = idx;
@@ -497,11 +498,25 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	m->sport = sport;
 	m->opcode = opcode;
 	m->send_ns = ktime_get_ns();
+
+	/*
+	 * A packet dropped by a full local queue (the veth peer's backlog, a
+	 * qdisc) never left: send it again later instead of losing it, as a
+	 * NIC holds a packet while its send queue is full.  UC and UD have
+	 * no retransmission (IBA 9.8.3) and RC would pay a whole recovery
+	 * round for it.  Bounded, so a queue that never drains turns into
+	 * an ordinary loss.  Every other failure (no route, a firewall) is a
+	 * loss in flight: the retransmit timer / NAK / SACK recover it.
+	 */
+	err = mrxe_pipe_xmit(qp, av, skb, sport);
+	if (unlikely(err == -ENOBUFS) && req->xmit_busy < MRXE_XMIT_BUSY_MAX) {
+		req->xmit_busy++;
+		*m = old;
+		return -EAGAIN;
+	}
+	req->xmit_busy = 0;
 	if (!meta && rc && mrxe_psn_before(psn, req->next_new_psn))
 		mrxe_counter_inc(dev, MRXE_CNT_RETRANS_PKTS);
-
-	/* a lost packet is recovered by the retransmit timer / NAK / SACK */
-	mrxe_pipe_xmit(qp, av, skb, sport);
 	return 0;
 }
 
@@ -683,9 +698,17 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 	u64 now = ktime_get_ns();
 	bool progress = false;
 	u32 psn, last, q;
+	int err;
 
 	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
-		if (mrxe_meta_resend(qp, psn, true, &last)) {
+		err = mrxe_meta_resend(qp, psn, true, &last);
+		if (err == -EAGAIN) {
+			/* local queue full: it stays LOST, next run */
+			(*budget)--;
+			progress = true;
+			break;
+		}
+		if (err) {
 			/* no WQE for it (completed or flushed): give up on it */
 			mrxe_sack_on_retransmit(sb, psn, now, 0);
 			continue;
@@ -936,6 +959,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			err = mrxe_req_send_pkt(qp, w, req->cur);
 		}
 		if (err == -EAGAIN) {
+			(*budget)--;
 			progress = true;	/* retry on the next run */
 			break;
 		}

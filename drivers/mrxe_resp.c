@@ -112,7 +112,7 @@ int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
 }
 
-static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
+static int resp_send_ack_once(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 {
 	struct mrxe_bth bth = {};
 	struct mrxe_aeth aeth;
@@ -135,6 +135,24 @@ static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	mrxe_aeth_build(skb->data + MRXE_BTH_LEN, &aeth);
 	memset(skb->data + MRXE_BTH_LEN + MRXE_AETH_LEN, 0, MRXE_ICRC_LEN);
 	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
+}
+
+/*
+ * An ACK refused by a full local queue (-ENOBUFS, mrxe_net_xmit()) is built
+ * and sent again a few times: a lost ACK costs the requester a timeout.
+ */
+#define MRXE_ACK_BUSY_TRIES	4
+
+static int resp_send_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
+{
+	int err, i;
+
+	for (i = 0; i < MRXE_ACK_BUSY_TRIES; i++) {
+		err = resp_send_ack_once(qp, syndrome, psn);
+		if (err != -ENOBUFS)
+			break;
+	}
+	return err;
 }
 
 /*
@@ -180,8 +198,8 @@ static void resp_flush_ack(struct mrxe_qp *qp)
 	if (qp->pipe.meta_rx) {
 		if (m->ack_pending && resp_meta_ack_ok(qp)) {
 			m->ack_pending = false;
-			mrxe_resp_send_meta_ack(qp, MRXE_AETH_ACK |
-						MRXE_AETH_CREDIT_INVALID, 0);
+			resp_send_ack(qp, MRXE_AETH_ACK |
+				      MRXE_AETH_CREDIT_INVALID, 0);
 		}
 		return;
 	}

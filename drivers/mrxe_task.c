@@ -109,19 +109,113 @@ static void mrxe_pipe_pace(struct mrxe_qp *qp)
 		usleep_range(10, 20);
 }
 
+/*
+ * Transmit order across CPUs.  A device that hands transmitted packets to
+ * netif_rx() (veth, the usual lab link between namespaces) queues each one
+ * on the backlog of the CPU that sent it.  The QP's work item is unbound, so
+ * one run may send PSN n on CPU A and the next PSN n+1 on CPU B; if A's
+ * backlog is still waiting (NET_RX deferred to ksoftirqd), the receiver
+ * sees n+1 first.  IBA's transports assume that a QP's packets stay in order
+ * on a path: UC then discards the rest of the message (IBA 9.8.3), RC sends
+ * a sequence NAK and goes back N (9.7.5.2.2), MetaRoCE counts a hole.  So the
+ * pipeline remembers where its last packet was queued (the backlog's
+ * input_queue_tail, an RPS field, right after the send) and, before sending
+ * from another CPU, waits until that backlog has passed it.  Waiting costs
+ * little: the receiver cannot use our next packet before the old backlog
+ * delivered the previous one anyway.  A TCG vCPU can stall for several
+ * milliseconds (2 ms was measured too short), so the bound is generous; it
+ * only exists so that a CPU that never drains costs MRXE_ORDER_WAIT_US per
+ * packet (counted in xmit_order_expired), never a hang.  An offlined CPU's
+ * backlog is handed on and its head advanced (dev_cpu_dead()).
+ */
+#define MRXE_ORDER_WAIT_US	100000
+
+#ifdef CONFIG_RPS
+static bool mrxe_pipe_order_passed(const struct mrxe_pipe_state *p)
+{
+	const struct softnet_data *sd = &per_cpu(softnet_data, p->xmit_cpu);
+
+	return (int)(READ_ONCE(sd->input_queue_head) - p->xmit_qtail) >= 0;
+}
+
+/*
+ * Returns with BH disabled and this CPU's backlog tail before the send; the
+ * caller sends, then mrxe_pipe_order_end() with that tail.
+ */
+static unsigned int mrxe_pipe_order_begin(struct mrxe_qp *qp)
+{
+	struct mrxe_pipe_state *p = &qp->pipe;
+	struct mrxe_dev *dev = qp_dev(qp);
+	u64 deadline = 0;
+
+	for (;;) {
+		local_bh_disable();
+		if (!p->xmit_queued || p->xmit_cpu == smp_processor_id())
+			break;
+		if (mrxe_pipe_order_passed(p)) {
+			p->xmit_queued = false;
+			break;
+		}
+		if (!deadline) {
+			mrxe_counter_inc(dev, MRXE_CNT_XMIT_ORDER_WAITS);
+			deadline = ktime_get_ns() +
+				   MRXE_ORDER_WAIT_US * NSEC_PER_USEC;
+		} else if (ktime_get_ns() > deadline) {
+			mrxe_counter_inc(dev, MRXE_CNT_XMIT_ORDER_EXPIRED);
+			p->xmit_queued = false;
+			break;
+		}
+		local_bh_enable();
+		usleep_range(5, 20);
+	}
+	/* same CPU as a still queued packet: that state stays (FIFO) */
+	return READ_ONCE(this_cpu_ptr(&softnet_data)->input_queue_tail);
+}
+
+static void mrxe_pipe_order_end(struct mrxe_qp *qp, unsigned int before)
+{
+	struct mrxe_pipe_state *p = &qp->pipe;
+	unsigned int tail = READ_ONCE(this_cpu_ptr(&softnet_data)->input_queue_tail);
+
+	/* the packet (and maybe others) went into this CPU's backlog */
+	if (tail != before) {
+		p->xmit_cpu = smp_processor_id();
+		p->xmit_qtail = tail;
+		p->xmit_queued = true;
+	}
+	local_bh_enable();
+}
+#else
+static unsigned int mrxe_pipe_order_begin(struct mrxe_qp *qp)
+{
+	return 0;
+}
+
+static void mrxe_pipe_order_end(struct mrxe_qp *qp, unsigned int before)
+{
+}
+#endif
+
 int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 		   struct sk_buff *skb, u16 sport)
 {
 	struct mrxe_dev *dev = qp_dev(qp);
+	unsigned int qtail;
 	u32 len = skb->len;
 	int err;
 
 	mrxe_pipe_pace(qp);
 
+	qtail = mrxe_pipe_order_begin(qp);
 	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp));
+	mrxe_pipe_order_end(qp, qtail);
 	if (likely(!err)) {
 		mrxe_counter_inc(dev, MRXE_CNT_SENT_PKTS);
 		mrxe_counter_add(dev, MRXE_CNT_SENT_BYTES, len);
+	} else if (err == -ENOBUFS) {
+		/* give the full queue's softirq a moment before a resend */
+		mrxe_counter_inc(dev, MRXE_CNT_XMIT_BUSY);
+		usleep_range(20, 50);
 	}
 	return err;
 }
