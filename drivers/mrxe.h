@@ -333,6 +333,13 @@ struct mrxe_qp {
 	struct mrxe_req_state	req;
 	struct mrxe_resp_state	resp;
 	struct mrxe_comp_state	comp;
+
+	/*
+	 * The device counters this QP moved (mrxe_qp_counter_*), for the
+	 * netlink family's per-QP statistics; atomic: softirq receive and
+	 * the work item both count.
+	 */
+	atomic64_t		stats[MRXE_NUM_COUNTERS];
 };
 
 static inline struct mrxe_pd *to_mpd(struct ib_pd *pd)
@@ -373,6 +380,20 @@ static inline struct mrxe_qp *to_mqp(struct ib_qp *qp)
 static inline struct mrxe_dev *qp_dev(struct mrxe_qp *qp)
 {
 	return to_mdev(qp->ibqp.device);
+}
+
+/* Count for the device and for the QP (per-QP netlink statistics). */
+static inline void mrxe_qp_counter_add(struct mrxe_qp *qp,
+				       enum mrxe_counter c, s64 v)
+{
+	mrxe_counter_add(qp_dev(qp), c, v);
+	atomic64_add(v, &qp->stats[c]);
+}
+
+static inline void mrxe_qp_counter_inc(struct mrxe_qp *qp,
+				       enum mrxe_counter c)
+{
+	mrxe_qp_counter_add(qp, c, 1);
 }
 
 /* ---- mrxe_main.c ---- */

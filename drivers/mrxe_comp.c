@@ -66,7 +66,7 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w)
 		req->cur = req->head;
 	if (signal) {
 		if (cqe.status != IB_WC_SUCCESS)
-			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_COMPLETER_ERR);
+			mrxe_qp_counter_inc(qp, MRXE_CNT_COMPLETER_ERR);
 		mrxe_cq_post(qp->scq, &cqe, false);
 	}
 }
@@ -136,7 +136,7 @@ static void mrxe_comp_retry(struct mrxe_qp *qp, struct mrxe_swqe *w)
 static void mrxe_comp_rnr(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn,
 			  u8 timer)
 {
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_RCVD);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RNR_NAKS_RCVD);
 	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
 		if (!qp->comp.rnr_left) {
 			mrxe_comp_fail(qp, w, IB_WC_RNR_RETRY_EXC_ERR);
@@ -195,7 +195,7 @@ static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	}
 	return;
 drop:
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 }
 
 static void mrxe_comp_atomic_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
@@ -206,7 +206,7 @@ static void mrxe_comp_atomic_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	int err;
 
 	if (!(w->mask & MRXE_M_ATOMIC) || pi->psn != w->first_psn) {
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 		return;
 	}
 	/* the original value is returned in host order (IBA 9.4.5) */
@@ -261,13 +261,13 @@ static void mrxe_comp_ack(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	case MRXE_AETH_NAK:
 		break;
 	default:
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 		return;
 	}
 
 	switch (aeth.syndrome & MRXE_AETH_VAL_MASK) {
 	case MRXE_NAK_PSN_SEQ:
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_SEQ_ERR_NAKS_RCVD);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_SEQ_ERR_NAKS_RCVD);
 		/* progress resets the retry budget, a repeated NAK spends it */
 		if (!mrxe_psn_after(psn, qp->comp.psn) && !qp->comp.retry_left) {
 			mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
@@ -466,7 +466,7 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 		}
 		return;
 	}
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
 	mrxe_req_meta_rerequest(qp, qp->comp.psn);
 	mq->rsp_backoff++;
 	mq->rsp_deadline_ns = now + (mrxe_rtt_rto(&mq->snd.sb.rtt) <<
@@ -489,7 +489,7 @@ static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 {
 	struct mrxe_swqe *w;
 
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_RCVD);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RNR_NAKS_RCVD);
 	mrxe_meta_cumulative(qp, psn);
 	mrxe_meta_advance(qp);
 	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
@@ -556,7 +556,7 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 	case MRXE_AETH_NAK:
 		break;
 	default:
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 		return;
 	}
 	if ((aeth.syndrome & MRXE_AETH_VAL_MASK) == MRXE_NAK_PSN_SEQ)
@@ -637,7 +637,7 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 	mrxe_meta_advance(qp);
 	return;
 drop:
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 }
 
 static void mrxe_comp_meta_packet(struct mrxe_qp *qp, struct sk_buff *skb)
@@ -648,7 +648,7 @@ static void mrxe_comp_meta_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 		/* auto: a late RoCEv2 response from before the switch */
 		if (qp->pipe.auto_state == MRXE_AUTO_META &&
 		    !mrxe_psn_after(pi->psn, qp->pipe.meta->switch_psn)) {
-			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+			mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 			return;
 		}
 		mrxe_meta_mismatch(qp, "RoCEv2 response on a MetaRoCE QP",
@@ -671,7 +671,7 @@ static void mrxe_comp_timeout(struct mrxe_qp *qp)
 	w = mrxe_swqe_at(qp, req->head);
 	if (!w->psn_valid || w->state == MRXE_SWQE_DONE)
 		return;
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: rto comp %#x req %#x until %#x rxq %u retry %u\n",
 		     qp->ibqp.qp_num, qp->comp.psn, qp->req.psn,
 		     qp->req.next_new_psn, skb_queue_len(&qp->comp.rxq),

@@ -191,19 +191,18 @@ void mrxe_meta_timer_stop(struct mrxe_qp *qp)
 	atomic_set(&m->timer_fired, 0);
 }
 
-static void mrxe_meta_delta(struct mrxe_dev *dev, enum mrxe_counter c,
+static void mrxe_meta_delta(struct mrxe_qp *qp, enum mrxe_counter c,
 			    u64 now, u64 *synced)
 {
 	if (now > *synced)
-		mrxe_counter_add(dev, c, now - *synced);
+		mrxe_qp_counter_add(qp, c, now - *synced);
 	*synced = now;
 }
 
-/* Per-QP engine counters -> device counters (hw_counters). */
+/* Per-QP engine counters -> device and QP counters (hw_counters, netlink). */
 void mrxe_meta_sync_counters(struct mrxe_qp *qp)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
-	struct mrxe_dev *dev = qp_dev(qp);
 	u64 retrans;
 
 	if (!m)
@@ -211,23 +210,23 @@ void mrxe_meta_sync_counters(struct mrxe_qp *qp)
 	retrans = m->snd.sb.cnt.retransmits + m->rsp_retrans;
 	/* retransmitted packets count in retrans_pkts in both modes */
 	if (retrans > m->synced.retrans)
-		mrxe_counter_add(dev, MRXE_CNT_RETRANS_PKTS,
-				 retrans - m->synced.retrans);
-	mrxe_meta_delta(dev, MRXE_CNT_META_RETRANS, retrans,
+		mrxe_qp_counter_add(qp, MRXE_CNT_RETRANS_PKTS,
+				    retrans - m->synced.retrans);
+	mrxe_meta_delta(qp, MRXE_CNT_META_RETRANS, retrans,
 			&m->synced.retrans);
-	mrxe_meta_delta(dev, MRXE_CNT_META_SPURIOUS, m->snd.sb.cnt.spurious,
+	mrxe_meta_delta(qp, MRXE_CNT_META_SPURIOUS, m->snd.sb.cnt.spurious,
 			&m->synced.spurious);
-	mrxe_meta_delta(dev, MRXE_CNT_META_HOLES, m->snd.sb.cnt.holes,
+	mrxe_meta_delta(qp, MRXE_CNT_META_HOLES, m->snd.sb.cnt.holes,
 			&m->synced.holes);
-	mrxe_meta_delta(dev, MRXE_CNT_META_TLP, m->snd.sb.cnt.tlp,
+	mrxe_meta_delta(qp, MRXE_CNT_META_TLP, m->snd.sb.cnt.tlp,
 			&m->synced.tlp);
-	mrxe_meta_delta(dev, MRXE_CNT_META_RTO, m->snd.sb.cnt.rto,
+	mrxe_meta_delta(qp, MRXE_CNT_META_RTO, m->snd.sb.cnt.rto,
 			&m->synced.rto);
-	mrxe_meta_delta(dev, MRXE_CNT_META_OOO, m->rcv.rw.cnt.ooo,
+	mrxe_meta_delta(qp, MRXE_CNT_META_OOO, m->rcv.rw.cnt.ooo,
 			&m->synced.ooo);
-	mrxe_meta_delta(dev, MRXE_CNT_RCV_DUP_REQ, m->rcv.rw.cnt.duplicate,
+	mrxe_meta_delta(qp, MRXE_CNT_RCV_DUP_REQ, m->rcv.rw.cnt.duplicate,
 			&m->synced.dup);
-	mrxe_meta_delta(dev, MRXE_CNT_META_OUT_OF_WINDOW,
+	mrxe_meta_delta(qp, MRXE_CNT_META_OUT_OF_WINDOW,
 			m->rcv.rw.cnt.out_of_window + m->oow_local,
 			&m->synced.oow);
 }
@@ -238,7 +237,7 @@ void mrxe_meta_sync_counters(struct mrxe_qp *qp)
  */
 void mrxe_meta_mismatch(struct mrxe_qp *qp, const char *why, u32 psn)
 {
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_MODE_MISMATCH);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_MODE_MISMATCH);
 	mrxe_err_dev(qp_dev(qp), "qp %u: transport mode mismatch: %s (psn %#x), QP to error\n",
 		     qp->ibqp.qp_num, why, psn);
 	mrxe_pipe_set_error(qp);
@@ -277,7 +276,7 @@ void mrxe_meta_upgrade_tx(struct mrxe_qp *qp)
 	m->switch_psn = qp->req.psn;
 	m->sync_pending = true;
 	mrxe_meta_snd_init(qp, qp->req.psn);
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_META_UPGRADES);
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: send side upgraded at psn %#x\n",
 		     qp->ibqp.qp_num, qp->req.psn);
 	mrxe_pipe_publish_mode(qp);
@@ -291,7 +290,7 @@ void mrxe_meta_upgrade_rx(struct mrxe_qp *qp)
 {
 	qp->pipe.meta_rx = true;
 	mrxe_meta_rcv_init(qp, qp->resp.psn);
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_META_UPGRADES);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_META_UPGRADES);
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: auto: receive side upgraded at psn %#x\n",
 		     qp->ibqp.qp_num, qp->resp.psn);
 	mrxe_pipe_publish_mode(qp);

@@ -126,8 +126,11 @@ static int mrxe_nl_put_cfg(struct sk_buff *skb, const struct mrxe_dev_cfg *cfg)
 	return 0;
 }
 
-/* Every counter of the hw_counters table, by the same names. */
-static int mrxe_nl_put_stats(struct sk_buff *skb, struct mrxe_dev *dev)
+/*
+ * Every counter of the hw_counters table, by the same names: a device's
+ * (@stats = dev->stats) or what one QP contributed to them (qp->stats).
+ */
+static int mrxe_nl_put_stats(struct sk_buff *skb, const atomic64_t *st)
 {
 	struct nlattr *stats, *stat;
 	unsigned int i;
@@ -142,7 +145,7 @@ static int mrxe_nl_put_stats(struct sk_buff *skb, struct mrxe_dev *dev)
 		if (nla_put_string(skb, MRXE_ATTR_STAT_NAME,
 				   mrxe_counter_name(i)) ||
 		    nla_put_u64_64bit(skb, MRXE_ATTR_STAT_VALUE,
-				      atomic64_read(&dev->stats[i]),
+				      atomic64_read(&st[i]),
 				      MRXE_ATTR_PAD)) {
 			nla_nest_cancel(skb, stat);
 			goto err;
@@ -177,7 +180,7 @@ static int mrxe_nl_fill_dev(struct sk_buff *skb, struct mrxe_dev *dev,
 	    nla_put_u8(skb, MRXE_ATTR_PORT_STATE, port_state) ||
 	    nla_put_u32(skb, MRXE_ATTR_NUM_QPS, atomic_read(&dev->num_qp)) ||
 	    mrxe_nl_put_cfg(skb, &cfg) ||
-	    mrxe_nl_put_stats(skb, dev))
+	    mrxe_nl_put_stats(skb, dev->stats))
 		goto err;
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -362,6 +365,8 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 	     nla_put_u32(skb, MRXE_ATTR_RQ_PSN, READ_ONCE(qp->resp.psn))))
 		goto err;
 	if (mrxe_nl_put_paths(skb, qp))
+		goto err;
+	if (cmd == MRXE_CMD_QP_GET && mrxe_nl_put_stats(skb, qp->stats))
 		goto err;
 	genlmsg_end(skb, hdr);
 	return 0;

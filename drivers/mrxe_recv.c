@@ -149,8 +149,8 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	if (unlikely(!qp))
 		goto drop;
 
-	mrxe_counter_inc(dev, MRXE_CNT_RCVD_PKTS);
-	mrxe_counter_add(dev, MRXE_CNT_RCVD_BYTES, skb->len);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RCVD_PKTS);
+	mrxe_qp_counter_add(qp, MRXE_CNT_RCVD_BYTES, skb->len);
 	if (pskb_trim(skb, len)) {
 		mrxe_qp_put(qp);
 		goto drop;

@@ -516,7 +516,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	}
 	req->xmit_busy = 0;
 	if (!meta && rc && mrxe_psn_before(psn, req->next_new_psn))
-		mrxe_counter_inc(dev, MRXE_CNT_RETRANS_PKTS);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_PKTS);
 	return 0;
 }
 
@@ -816,12 +816,11 @@ bool mrxe_req_meta_timer(struct mrxe_qp *qp)
 
 	ev = mrxe_sack_on_timer(sb, now, &probe);
 	if (ev & MRXE_SACK_EV_RTO) {
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RETRANS_TIMEOUTS);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
 		if (qp->pipe.attr.timeout && !mq->retry_left--) {
 			if (!mq->ever_acked) {
 				/* stock rxe drops TVer 1: nobody answers */
-				mrxe_counter_inc(qp_dev(qp),
-						 MRXE_CNT_MODE_MISMATCH);
+				mrxe_qp_counter_inc(qp, MRXE_CNT_MODE_MISMATCH);
 				mrxe_err_dev(qp_dev(qp), "qp %u: no MetaRoCE answer from the peer after %u retries (standard-mode peer?)\n",
 					     qp->ibqp.qp_num,
 					     qp->pipe.attr.retry_cnt);

@@ -307,7 +307,7 @@ static void resp_complete(struct mrxe_qp *qp, u32 status, u32 opcode,
 			memcpy(cqe.smac, eth_hdr(skb)->h_source, ETH_ALEN);
 	}
 	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RESPONDER_ERR);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RESPONDER_ERR);
 	qp->resp.has_wqe = false;
 	mrxe_cq_post(qp->rcq, &cqe, solicited);
 }
@@ -316,7 +316,7 @@ static void resp_complete(struct mrxe_qp *qp, u32 status, u32 opcode,
 static enum mrxe_resp_rc resp_error(struct mrxe_qp *qp, u8 nak, u32 wc_status,
 				    u32 psn)
 {
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RESPONDER_ERR);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RESPONDER_ERR);
 	mrxe_err_dev(qp_dev(qp),
 		     "qp %u: psn %#x nak %u status %u (last op %#x offset %u)\n",
 		     qp->ibqp.qp_num, psn, nak, wc_status, qp->resp.last_opcode,
@@ -353,10 +353,10 @@ static enum mrxe_resp_rc resp_rnr(struct mrxe_qp *qp, u32 psn)
 {
 	if (!mrxe_qp_is_rc(qp)) {
 		qp->resp.drop_msg = true;
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 		return RESP_DROP;
 	}
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RNR_NAKS_SENT);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RNR_NAKS_SENT);
 	resp_flush_ack(qp);
 	resp_send_ack(qp, MRXE_AETH_RNR_NAK |
 		      (qp->pipe.attr.min_rnr_timer & MRXE_AETH_VAL_MASK), psn);
@@ -624,7 +624,7 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_resp_res *res;
 	struct mrxe_mr *mr = NULL;
 
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DUP_REQ);
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: dup psn %#x mask %#x resp %#x rd %d rd_psn %#x rxq %u\n",
 		     qp->ibqp.qp_num, pi->psn, pi->mask, resp->psn,
 		     resp->rd_active, resp->rd_psn, skb_queue_len(&resp->rxq));
@@ -811,11 +811,11 @@ static void resp_ud(struct mrxe_qp *qp, struct sk_buff *skb)
 	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? MRXE_QP1_QKEY : qp->pipe.attr.qkey;
 	if (deth.qkey != qkey) {
 		/* IBA 10.2.5: silently dropped, counted */
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_QKEY_VIOLATION);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_QKEY_VIOLATION);
 		return;
 	}
 	if (resp_get_wqe(qp)) {
-		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 		return;
 	}
 	if (MRXE_GRH_LEN + (u64)pi->paylen > resp_wqe_len(qp)) {
@@ -879,8 +879,8 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 			/* IBA 9.7.5.2.2: one sequence NAK per gap */
 			if (!resp->nak_sent) {
 				resp->nak_sent = true;
-				mrxe_counter_inc(qp_dev(qp),
-						 MRXE_CNT_SEQ_ERR_NAKS_SENT);
+				mrxe_qp_counter_inc(qp,
+						    MRXE_CNT_SEQ_ERR_NAKS_SENT);
 				resp_send_nak(qp, MRXE_NAK_PSN_SEQ, resp->psn);
 			}
 			goto drop;
@@ -961,7 +961,7 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 		return;
 	}
 drop:
-	mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DROPPED);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 }
 
 /* Dequeue the head of the request queue if it is a duplicate. */
@@ -1073,7 +1073,7 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		/* a RoCEv2 duplicate from before an `auto` switch */
 		if (qp->pipe.auto_state != MRXE_AUTO_OFF &&
 		    mrxe_psn_before(psn, qp->resp.psn)) {
-			mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RCV_DUP_REQ);
+			mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DUP_REQ);
 			goto drop;
 		}
 		mrxe_meta_mismatch(qp, "RoCEv2 request on a MetaRoCE QP", psn);

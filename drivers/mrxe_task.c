@@ -145,7 +145,6 @@ static bool mrxe_pipe_order_passed(const struct mrxe_pipe_state *p)
 static unsigned int mrxe_pipe_order_begin(struct mrxe_qp *qp)
 {
 	struct mrxe_pipe_state *p = &qp->pipe;
-	struct mrxe_dev *dev = qp_dev(qp);
 	u64 deadline = 0;
 
 	for (;;) {
@@ -157,11 +156,11 @@ static unsigned int mrxe_pipe_order_begin(struct mrxe_qp *qp)
 			break;
 		}
 		if (!deadline) {
-			mrxe_counter_inc(dev, MRXE_CNT_XMIT_ORDER_WAITS);
+			mrxe_qp_counter_inc(qp, MRXE_CNT_XMIT_ORDER_WAITS);
 			deadline = ktime_get_ns() +
 				   MRXE_ORDER_WAIT_US * NSEC_PER_USEC;
 		} else if (ktime_get_ns() > deadline) {
-			mrxe_counter_inc(dev, MRXE_CNT_XMIT_ORDER_EXPIRED);
+			mrxe_qp_counter_inc(qp, MRXE_CNT_XMIT_ORDER_EXPIRED);
 			p->xmit_queued = false;
 			break;
 		}
@@ -210,11 +209,11 @@ int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp));
 	mrxe_pipe_order_end(qp, qtail);
 	if (likely(!err)) {
-		mrxe_counter_inc(dev, MRXE_CNT_SENT_PKTS);
-		mrxe_counter_add(dev, MRXE_CNT_SENT_BYTES, len);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_SENT_PKTS);
+		mrxe_qp_counter_add(qp, MRXE_CNT_SENT_BYTES, len);
 	} else if (err == -ENOBUFS) {
 		/* give the full queue's softirq a moment before a resend */
-		mrxe_counter_inc(dev, MRXE_CNT_XMIT_BUSY);
+		mrxe_qp_counter_inc(qp, MRXE_CNT_XMIT_BUSY);
 		usleep_range(20, 50);
 	}
 	return err;

@@ -309,6 +309,20 @@ x, y = rc(a), rc(b)
 assert x["peer"] == sys.argv[3], x
 print("client sq_psn %d -> %d, comp_psn %d -> %d" % (x["sq_psn"], y["sq_psn"], x["comp_psn"], y["comp_psn"]))
 assert x["sq_psn"] != y["sq_psn"], (x, y)
+# per-QP counters: the client QP's own packets, moving, never more than the
+# device's (the device snapshot came between the two QP snapshots)
+cx, cy = x.get("counters", {}), y.get("counters", {})
+print("client QP sent_pkts %d -> %d" % (cx.get("sent_pkts", 0), cy.get("sent_pkts", 0)))
+assert 0 < cx.get("sent_pkts", 0) < cy["sent_pkts"], (cx, cy)
+assert cy["sent_bytes"] >= cy["sent_pkts"] * 64, cy
+PY
+	python3 - "$j.qpb1" "$j.st" <<'PY'
+import json, sys
+q = [x for x in json.load(open(sys.argv[1])) if x["type"] == "RC" and x["state"] == "RTS"][0]
+dev = json.load(open(sys.argv[2]))[0]["counters"]
+for n, v in q["counters"].items():
+    assert v <= dev[n], ("QP counter above the device's", n, v, dev[n])
+print("QP counters <= device counters:", sorted(q["counters"]))
 PY
 	cat "$j.w"
 	python3 - "$j.w" <<'PY'

@@ -6,6 +6,7 @@
  * Printer for text and JSON.  See mrxectl.8 and Documentation/mrxectl.rst.
  */
 #include <arpa/inet.h>
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -100,6 +101,22 @@ struct DevInfo {
 	Counters stats;
 };
 
+/* MRXE_ATTR_STATS of a device or QP message: counter names and values. */
+Counters parse_stats(const Attrs &tb)
+{
+	Counters v;
+	if (!tb[MRXE_ATTR_STATS])
+		return v;
+	for_each_nested(tb[MRXE_ATTR_STATS], [&](const nlattr *s) {
+		Attrs st = parse_nested(s, MRXE_ATTR_MAX);
+		if (st[MRXE_ATTR_STAT_NAME] && st[MRXE_ATTR_STAT_VALUE])
+			v.emplace_back(
+				mnl_attr_get_str(st[MRXE_ATTR_STAT_NAME]),
+				mnl_attr_get_u64(st[MRXE_ATTR_STAT_VALUE]));
+	});
+	return v;
+}
+
 DevInfo parse_dev(const nlmsghdr *m)
 {
 	Attrs tb = parse_attrs(m, sizeof(genlmsghdr), MRXE_ATTR_MAX);
@@ -113,17 +130,7 @@ DevInfo parse_dev(const nlmsghdr *m)
 	d.qps = u32_attr(tb, MRXE_ATTR_NUM_QPS);
 	d.port_state = u8_attr(tb, MRXE_ATTR_PORT_STATE);
 	d.ecn = u8_attr(tb, MRXE_ATTR_ECN);
-	if (tb[MRXE_ATTR_STATS]) {
-		for_each_nested(tb[MRXE_ATTR_STATS], [&](const nlattr *s) {
-			Attrs st = parse_nested(s, MRXE_ATTR_MAX);
-			if (st[MRXE_ATTR_STAT_NAME] && st[MRXE_ATTR_STAT_VALUE])
-				d.stats.emplace_back(
-					mnl_attr_get_str(
-						st[MRXE_ATTR_STAT_NAME]),
-					mnl_attr_get_u64(
-						st[MRXE_ATTR_STAT_VALUE]));
-		});
-	}
+	d.stats = parse_stats(tb);
 	return d;
 }
 
@@ -244,6 +251,16 @@ void print_qp(Printer &p, const nlmsghdr *m)
 	p.field("comp_psn", u32_attr(tb, MRXE_ATTR_COMP_PSN));
 	p.field("rq_psn", u32_attr(tb, MRXE_ATTR_RQ_PSN));
 	print_paths(p, tb);
+	/* the device counters this QP moved (zeros left out) */
+	Counters st = parse_stats(tb);
+	if (std::any_of(st.begin(), st.end(),
+			[](const auto &c) { return c.second != 0; })) {
+		p.begin_object("counters");
+		for (const auto &[name, v] : st)
+			if (v)
+				p.field(name, v);
+		p.end_object();
+	}
 	p.end_record();
 }
 
