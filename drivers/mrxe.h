@@ -87,6 +87,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_RTO,
 	MRXE_CNT_META_OUT_OF_WINDOW,
 	MRXE_CNT_META_UPGRADES,
+	MRXE_CNT_META_RSP_GAP,		/* responses re-requested on a gap */
 	MRXE_CNT_XMIT_ORDER_WAITS,	/* sent after another CPU's backlog */
 	MRXE_CNT_XMIT_ORDER_EXPIRED,	/* ... gave up waiting for it */
 	MRXE_CNT_XMIT_BUSY,		/* refused by a full local queue */

@@ -399,6 +399,26 @@ static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
 }
 
 /*
+ * How long a missing response may keep everyone waiting.  The first time
+ * (no re-request yet), a probe timeout as for a tail loss (RFC 8985 7.2:
+ * 2 SRTT plus the peer's delayed-ACK allowance, at most the RTO): the last
+ * responses of a READ have no later response to reveal their loss, and a
+ * needless re-request only costs duplicate responses (READ is idempotent,
+ * atomics are replayed, IBA 9.7.5.2.2).  After that the backed-off RTO.
+ */
+static u64 mrxe_meta_rsp_wait(struct mrxe_qp *qp, bool *probe)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	u64 rto = mrxe_rtt_rto(&mq->snd.sb.rtt), srtt = mq->snd.sb.rtt.srtt_ns;
+
+	*probe = !mq->rsp_backoff && srtt &&
+		 2 * srtt + mq->cfg.tlp_delack_ns < rto;
+	if (*probe)
+		return 2 * srtt + mq->cfg.tlp_delack_ns;
+	return rto << min_t(u8, mq->rsp_backoff, 6);
+}
+
+/*
  * Move comp.psn (the oldest PSN not done) up to the scoreboard's una,
  * stopping at a READ/atomic PSN whose response is missing, and complete
  * every WQE it passed, in verbs order (a message completes when the
@@ -435,16 +455,45 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 	if (qp->comp.psn == una) {
 		mq->rsp_deadline_ns = 0;
 		mq->rsp_backoff = 0;
+		mq->rsp_fast = false;
 		return;
 	}
 	if (mq->rsp_deadline_ns && qp->comp.psn == mq->rsp_psn)
 		return;
 	if (qp->comp.psn != mq->rsp_psn)
 		mq->rsp_backoff = 0;
+	mq->rsp_fast = false;
 	now = ktime_get_ns();
 	mq->rsp_psn = qp->comp.psn;
-	mq->rsp_deadline_ns = now + (mrxe_rtt_rto(&mq->snd.sb.rtt) <<
-				     min_t(u8, mq->rsp_backoff, 6));
+	mq->rsp_deadline_ns = now + mrxe_meta_rsp_wait(qp, &mq->rsp_probe);
+}
+
+/*
+ * Response loss by evidence, not only by timeout (RFC 8985's idea applied
+ * to responses): the responder executes READs and atomics in PSN order and
+ * sends a READ's responses in PSN order (IBA 9.7.4.1.6), so a response for
+ * @psn while an earlier one (comp.psn) is still missing means that one was
+ * lost - unless the network reordered them, which the reordering window
+ * (the scoreboard's reo_wnd, at least MRXE_META_RSP_REO_NS) allows for.
+ * Once per missing PSN: after a re-request the ordinary backed-off
+ * deadline applies until comp.psn moves.
+ */
+#define MRXE_META_RSP_REO_NS	(500ULL * NSEC_PER_USEC)
+
+static void mrxe_meta_rsp_gap(struct mrxe_qp *qp, u32 psn)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	u64 at;
+
+	if (!mq->rsp_deadline_ns || mq->rsp_backoff || mq->rsp_fast ||
+	    !mrxe_psn_after(psn, qp->comp.psn))
+		return;
+	at = ktime_get_ns() + max_t(u64, mrxe_sack_reo_wnd(&mq->snd.sb),
+				    MRXE_META_RSP_REO_NS);
+	if (at < mq->rsp_deadline_ns) {
+		mq->rsp_deadline_ns = at;
+		mq->rsp_fast = true;
+	}
 }
 
 /* The response deadline passed: ask for the missing response again. */
@@ -466,11 +515,16 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 		}
 		return;
 	}
-	mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
+	if (mq->rsp_fast)
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_RSP_GAP);
+	else if (mq->rsp_probe)
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_TLP);
+	else
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
+	mq->rsp_fast = false;
 	mrxe_req_meta_rerequest(qp, qp->comp.psn);
 	mq->rsp_backoff++;
-	mq->rsp_deadline_ns = now + (mrxe_rtt_rto(&mq->snd.sb.rtt) <<
-				     min_t(u8, mq->rsp_backoff, 6));
+	mq->rsp_deadline_ns = now + mrxe_meta_rsp_wait(qp, &mq->rsp_probe);
 }
 
 static void mrxe_meta_cumulative(struct mrxe_qp *qp, u32 epsn)
@@ -635,6 +689,7 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 		mrxe_meta_local_sack(qp, psn, psn);
 	}
 	mrxe_meta_advance(qp);
+	mrxe_meta_rsp_gap(qp, psn);
 	return;
 drop:
 	mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);

@@ -225,6 +225,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_RTO].name		= "meta_rto",
 	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
 	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
+	[MRXE_CNT_META_RSP_GAP].name		= "meta_rsp_gap_rerequests",
 	[MRXE_CNT_XMIT_ORDER_WAITS].name	= "xmit_order_waits",
 	[MRXE_CNT_XMIT_ORDER_EXPIRED].name	= "xmit_order_expired",
 	[MRXE_CNT_XMIT_BUSY].name		= "xmit_busy",

@@ -92,6 +92,8 @@ struct mrxe_meta_qp {
 	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
 	u32	rsp_psn;	/* comp.psn when rsp_deadline was set */
 	u8	rsp_backoff;	/* re-requests without progress */
+	bool	rsp_fast;	/* the deadline is a response-gap one */
+	bool	rsp_probe;	/* ... a tail probe (first wait, 2 SRTT) */
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */
 	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);

@@ -121,6 +121,25 @@ meta_loss() {
 		echo "NOTE: $((retx - spur)) non-spurious retransmissions > 1.05 x $drops dropped (loaded host?)"
 }
 
+# READ responses lost (1% on the server's egress): the requester re-asks
+# for a missing response as soon as a later one shows the gap
+# (meta_rsp_gap_rerequests), not only after a backed-off timeout.
+test_meta_read_loss() {
+	local drops gap
+	meta_setup 1500
+	run_a tc qdisc replace dev "$VETH_A" root netem loss 1%
+	SECONDS=0
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops read \
+		--sizes 1,mtu+1,1M,8M
+	echo "READ, loss 1% on responses: ${SECONDS}s"
+	meta_stats
+	drops=$(dropped_on a)
+	gap=$(pair_stat meta_rsp_gap_rerequests)
+	expect_gt "netem drops (response direction)" "$drops" 0 || return 1
+	expect_gt "responses re-requested on a gap" "$gap" 0 || return 1
+	echo "gap re-requests $gap, response timeouts $(pair_stat retrans_timeouts), drops $drops"
+}
+
 test_meta_reorder() {
 	local retx spur ooo
 	meta_setup 1500
@@ -242,6 +261,7 @@ mrxe_run_tests \
 	test_meta_mtu4096 \
 	test_meta_loss_1pct \
 	test_meta_loss_5pct \
+	test_meta_read_loss \
 	test_meta_reorder \
 	test_meta_duplicate \
 	test_meta_all_faults \
