@@ -21,7 +21,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 
 export KVER KDIR BUILD
 
-.PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
+.PHONY: all module provider tool unit deps check unit-check vm-check demo bench install clean checkpatch \
 	deps-6.12 provider-56 check-all check-lines
 
 all: module provider tool
@@ -112,6 +112,12 @@ vm-check: all
 	bash tools/labvm/run-selftests.sh
 
 # The README's "main job": boot the lab VM and show mrxe at work.
+# Benchmarks (not tests): bench/run.sh, three transports in two guests,
+# medians over repeats, CSV + markdown + PNG in bench/results/.
+# make bench QUICK=1 for the short set.
+bench: all
+	bash bench/run.sh $(if $(QUICK),--quick)
+
 demo: all
 	bash tools/labvm/demo.sh
 

@@ -215,11 +215,17 @@ for tr in $TRANSPORTS; do
 					status="transport unavailable"
 				fi
 				[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
-				# perftest -D prints 0 when nothing completed in the
-				# measuring window (a stall): not "ok"
+				# perftest prints 0 Gb/s when its cycle-clock estimate
+				# failed under TCG (it says "Correlation coefficient"),
+				# or when nothing completed in the window (a stall):
+				# not "ok" either way, and told apart
 				if [ "$status" = ok ] && [ "$res" != , ] &&
 				   awk -v b="${res%%,*}" 'BEGIN { exit !(b + 0 == 0) }'; then
-					status="stalled (0 Gb/s)"
+					if grep -q "Correlation coefficient" "$OUT/$tr-$t-$loss.client"; then
+						status="perftest clock estimate failed (0 Gb/s)"
+					else
+						status="stalled (0 Gb/s)"
+					fi
 				fi
 				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
 				stats "$tr-$t-$loss"

@@ -8,6 +8,10 @@
 #
 #   bench/run.sh [--loss "0 0.1 1"] [--size BYTES] [--duration SECS]
 #                [--transports "rxe mrxe"] [--tests "ib_write_bw ib_read_bw"]
+#                [--repeat N] [--quick]
+# --repeat N boots the guests N times (default 3): medians with min/max.
+# --quick: ib_write_bw and ib_write_lat at 0 and 1% loss, 4 s, 2 repeats.
+# bench/report.py then writes the ratio CSV, a markdown summary and plots.
 # MRXE_BENCH_REV names the measured revision in the ratio file (default: the
 # repository's git HEAD; set it when running from an exported tree).
 set -uo pipefail
@@ -17,6 +21,7 @@ export MRXE_BENCH_SIZE=65536
 export MRXE_BENCH_DURATION=5
 export MRXE_BENCH_TRANSPORTS="rxe mrxe mrxe-meta"
 export MRXE_BENCH_TESTS="ib_write_bw ib_read_bw ib_write_lat"
+REPEAT=3
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -25,13 +30,18 @@ while [ $# -gt 0 ]; do
 	--duration) MRXE_BENCH_DURATION=$2; shift ;;
 	--transports) MRXE_BENCH_TRANSPORTS=$2; shift ;;
 	--tests) MRXE_BENCH_TESTS=$2; shift ;;
-	-h|--help) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--repeat) REPEAT=$2; shift ;;
+	--quick)
+		MRXE_BENCH_LOSS="0 1"; MRXE_BENCH_DURATION=4; REPEAT=2
+		MRXE_BENCH_TESTS="ib_write_bw ib_write_lat" ;;
+	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
 done
 [[ "$MRXE_BENCH_SIZE" =~ ^[0-9]+$ ]] || { echo "--size wants bytes" >&2; exit 2; }
 [[ "$MRXE_BENCH_DURATION" =~ ^[0-9]+$ ]] || { echo "--duration wants seconds" >&2; exit 2; }
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || { echo "--repeat wants a count >= 1" >&2; exit 2; }
 
 case " $MRXE_BENCH_TRANSPORTS " in
 *" mrxe "*)
@@ -46,47 +56,35 @@ stamp=$(date +%Y%m%d-%H%M%S)
 mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-
-"$REPO/tools/labvm/vm-run.sh" --two --live --timeout "$timeout" -- \
-	bash "$REPO/bench/guest.sh" 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
-csv=$rundir/vm2/bench.csv
-if [ ! -s "$csv" ]; then
-	echo "bench: no results (vm-run exit $rc; logs: ${rundir:-?})" >&2
-	exit 1
-fi
 out=$REPO/bench/results/$stamp.csv
-cp "$csv" "$out"
-{
-	echo "# $(date -u +%FT%TZ) kernel $(ls /boot/vmlinuz-6.1.*-amd64 | sort -V | tail -n1 | sed 's,.*vmlinuz-,,') tcg 2 vcpu/guest, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}"
-	echo "# kept = goodput at this loss / the same transport's lossless goodput; rpl = retransmitted / netem-dropped packets (ib_write_bw)"
-	echo "test,loss_pct,stock_rxe_gbps,mrxe_std_gbps,mrxe_meta_gbps,meta_over_std,meta_over_rxe,std_over_rxe,kept_rxe,kept_std,kept_meta,rpl_rxe,rpl_std,rpl_meta,p50_rxe_us,p99_rxe_us,p50_std_us,p99_std_us,p50_meta_us,p99_meta_us"
-	awk -F, 'NR > 1 {
-		key = $2 "," $3; t = $1
-		bw[t "," key] = $6; p50[t "," key] = $8; p99[t "," key] = $9; rpl[t "," key] = $12
-		if ($3 + 0 == 0) base[t "," $2] = $6
-		if (!(key in seen)) { seen[key] = 1; order[n++] = key }
-	}
-	function r(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "" }
-	END {
-		for (i = 0; i < n; i++) {
-			k = order[i]; split(k, kk, ","); tst = kk[1]
-			s = bw["rxe," k]; m = bw["mrxe," k]; x = bw["mrxe-meta," k]
-			printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", k, s, m, x,
-				r(x, m), r(x, s), r(m, s),
-				r(s, base["rxe," tst]), r(m, base["mrxe," tst]), r(x, base["mrxe-meta," tst]),
-				rpl["rxe," k], rpl["mrxe," k], rpl["mrxe-meta," k],
-				p50["rxe," k], p99["rxe," k], p50["mrxe," k], p99["mrxe," k],
-				p50["mrxe-meta," k], p99["mrxe-meta," k]
-		}
-	}' "$csv"
-} > "$REPO/bench/results/$stamp-ratio.csv"
+rev=${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}
+kver=$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n1 | sed 's,.*vmlinuz-,,')
+start=$SECONDS
+rc_all=0
+for rep in $(seq "$REPEAT"); do
+	echo "=== bench: repeat $rep of $REPEAT ($nsteps steps; $((SECONDS - start)) s so far)"
+	"$REPO/tools/labvm/vm-run.sh" --two --live --timeout "$timeout" -- \
+		bash "$REPO/bench/guest.sh" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	[ "$rc" = 0 ] || rc_all=$rc
+	rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+	csv=$rundir/vm2/bench.csv
+	if [ ! -s "$csv" ]; then
+		echo "bench: repeat $rep gave no results (vm-run exit $rc; logs: ${rundir:-?})" >&2
+		continue
+	fi
+	[ -s "$out" ] || sed -n '1s/^/repeat,/p' "$csv" > "$out"
+	tail -n +2 "$csv" | sed "s/^/$rep,/" >> "$out"
+	echo "=== bench: repeat $rep done after $((SECONDS - start)) s (logs: $rundir)"
+done
+[ -s "$out" ] || { echo "bench: no results" >&2; exit 1; }
 echo
-echo "raw:   $out"
-echo "ratio: $REPO/bench/results/$stamp-ratio.csv"
-grep '^#' "$REPO/bench/results/$stamp-ratio.csv"
-grep -v '^#' "$REPO/bench/results/$stamp-ratio.csv" | column -t -s, 2>/dev/null ||
-	grep -v '^#' "$REPO/bench/results/$stamp-ratio.csv"
-[ "$rc" = 0 ] || echo "bench: vm-run exited $rc (a guest reported a problem; logs: $rundir)" >&2
+echo "raw: $out"
+meta="$(date -u +%FT%TZ), kernel $kver, TCG, 2 vCPUs per guest, git $rev, -s $MRXE_BENCH_SIZE -D $MRXE_BENCH_DURATION, loss on the data direction"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+"$PY" "$REPO/bench/report.py" "$out" --out "$REPO/bench/results/$stamp" --meta "$meta" ||
+	echo "bench: report failed" >&2
+echo "bench: $((SECONDS - start)) s in all"
+[ "$rc_all" = 0 ] || echo "bench: a vm-run exited $rc_all (a guest reported a problem)" >&2
 exit 0

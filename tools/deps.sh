@@ -22,6 +22,7 @@ PKGS=(
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
 	iproute2 iputils-ping ethtool procps psmisc util-linux python3
+	python3-matplotlib	# bench/report.py plots (make bench)
 	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs
 	xz-utils zstd
 )
