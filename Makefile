@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines
+	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check
 
 all: module provider tool
 
@@ -130,6 +130,16 @@ install: all
 	install -D -m 0644 include/uapi/rdma/mrxe-abi.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-abi.h
 	install -D -m 0644 include/uapi/rdma/mrxe-netlink.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-netlink.h
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+# Debian packages (mrxe-dkms, ibverbs-provider-mrxe, mrxectl) with debhelper and
+# dh-dkms from a copy of the tree, into build/deb/, then lintian (tools/mkdeb.sh).
+# deb-dkms-check: DKMS builds the module from build/deb's mrxe-dkms for each
+# line in KVERS on this machine (private DKMS trees, nothing installed).
+deb:
+	@bash tools/mkdeb.sh
+
+deb-dkms-check:
+	@bash tools/mkdeb.sh --dkms-check $(KVERS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
