@@ -75,6 +75,7 @@ KVERS ?= 6.1
 check-lines:
 	@for l in $(filter-out 6.1,$(KVERS)); do \
 		$(MAKE) deps-$$l provider-56 && $(MAKE) module KVER=$$l && \
+		$(MAKE) deb-dkms-check KVERS=$$l && \
 		LABVM_LINE=$$l bash tools/labvm/run-selftests.sh || exit 1; done
 
 check-all:
@@ -108,7 +109,8 @@ unit-check: unit
 	$(BUILD)/unit-tests
 	$(BUILD)/mrxectl-tests
 
-vm-check: all
+# The packages first: selftests/mrxe_install.sh installs build/deb's .debs.
+vm-check: all deb
 	bash tools/labvm/run-selftests.sh
 
 # The README's "main job": boot the lab VM and show mrxe at work.
