@@ -212,7 +212,10 @@ test_install_packages() {
 	out=$(timeout 840 dpkg -i "$INST"/debs/*.deb 2>&1) || rc=$?
 	printf '%s\n' "$out" | sed 's/^/  dpkg: /'
 	echo "dpkg -i took ${SECONDS}s (DKMS build included)"
-	[ $rc = 0 ] || fail "dpkg -i failed (exit $rc)"
+	if [ $rc != 0 ]; then
+		tail -n 20 /var/lib/dkms/mrxe/*/build/make.log 2>/dev/null | sed 's/^/  make.log: /'
+		fail "dpkg -i failed (exit $rc)"
+	fi
 	for p in $PKGS; do
 		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 		[ "$st" = "install ok installed" ] || fail "$p: status '$st'"

@@ -129,7 +129,7 @@ if command -v lintian >/dev/null; then
 	lintian --fail-on error "$OUT"/*.changes | tee "$OUT/lintian.log" ||
 		{ echo "mkdeb: lintian found errors (above; $OUT/lintian.log)" >&2; exit 1; }
 	echo "mkdeb: lintian: $(grep -c '^E:' "$OUT/lintian.log" || true) errors," \
-		"$(grep -c '^W:' "$OUT/lintian.log" || true) warnings (build/deb/lintian.log)"
+		"$(grep -c '^W:' "$OUT/lintian.log" || true) warnings ($OUT/lintian.log)"
 else
 	echo "mkdeb: lintian not installed (make deps): packages not checked" >&2
 	exit 1
