@@ -40,6 +40,8 @@ deb_version() {
 	echo "$v"
 }
 
+git rev-parse --git-dir > /dev/null 2>&1 ||
+	{ echo "mkdeb: $REPO is not a git checkout: the version and the file list come from git" >&2; exit 1; }
 VER=$(deb_version)
 if [ "${1:-}" = --version ]; then
 	echo "$VER"
