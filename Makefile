@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo bench install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines
+	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check
 
 all: module provider tool
 
@@ -75,6 +75,7 @@ KVERS ?= 6.1
 check-lines:
 	@for l in $(filter-out 6.1,$(KVERS)); do \
 		$(MAKE) deps-$$l provider-56 && $(MAKE) module KVER=$$l && \
+		$(MAKE) deb-dkms-check KVERS=$$l && \
 		LABVM_LINE=$$l bash tools/labvm/run-selftests.sh || exit 1; done
 
 check-all:
@@ -108,7 +109,8 @@ unit-check: unit
 	$(BUILD)/unit-tests
 	$(BUILD)/mrxectl-tests
 
-vm-check: all
+# The packages first: selftests/mrxe_install.sh installs build/deb's .debs.
+vm-check: all deb
 	bash tools/labvm/run-selftests.sh
 
 # The README's "main job": boot the lab VM and show mrxe at work.
@@ -136,6 +138,16 @@ install: all
 	install -D -m 0644 include/uapi/rdma/mrxe-abi.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-abi.h
 	install -D -m 0644 include/uapi/rdma/mrxe-netlink.h $(DESTDIR)$(PREFIX)/include/rdma/mrxe-netlink.h
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+# Debian packages (mrxe-dkms, ibverbs-provider-mrxe, mrxectl) with debhelper and
+# dh-dkms from a copy of the tree, into build/deb/, then lintian (tools/mkdeb.sh).
+# deb-dkms-check: DKMS builds the module from build/deb's mrxe-dkms for each
+# line in KVERS on this machine (private DKMS trees, nothing installed).
+deb:
+	@bash tools/mkdeb.sh
+
+deb-dkms-check:
+	@bash tools/mkdeb.sh --dkms-check $(KVERS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

@@ -18,6 +18,8 @@ PKGS=(
 	build-essential gcc g++ make git pkg-config
 	linux-headers-amd64 libibverbs-dev librdmacm-dev libnl-3-dev libnl-genl-3-dev libmnl-dev
 	libgtest-dev linux-source-6.1	# checkpatch.pl for make checkpatch
+	# make deb: Debian's packaging tools, DKMS, lintian
+	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
 	# lab VM
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
