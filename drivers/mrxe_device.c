@@ -225,6 +225,8 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_RTO].name		= "meta_rto",
 	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
 	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
+	[MRXE_CNT_CNP_PACED].name		= "cnp_paced",
+	[MRXE_CNT_CC_RATE_CUTS].name		= "cc_rate_cuts",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);
