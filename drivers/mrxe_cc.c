@@ -15,6 +15,11 @@
  *    (mrxe_dcqcn_cnp), the DCQCN timers and byte counter raise it again;
  *    the pacer (token bucket, depth two packets) holds it in the requester
  *    (mrxe_cc_admit), an hrtimer schedules the work when tokens return.
+ *  - MetaRoCE (meta_rx/meta_tx QPs): no CNP; the responder echoes the
+ *    number of CE-marked packets in every SACK ACK (mrxe_cc_take_ce) and
+ *    the requester reacts per ACK, once per RTT, DCTCP-like
+ *    (mrxe_cc_meta_ack, drivers/proto/mrxe_ecn_cc.c).  The pacer runs the
+ *    lower of the two engines' rates.
  * UD QPs neither send nor react to CNPs (no connection to name).
  */
 #include <linux/ip.h>
@@ -39,6 +44,7 @@ void mrxe_cc_init(struct mrxe_qp *qp)
 	memset(&cc->np, 0, sizeof(cc->np));
 	atomic_set(&cc->ce_pending, 0);
 	atomic_set(&cc->cnp_pending, 0);
+	atomic_set(&cc->ce_count, 0);
 	hrtimer_init(&cc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	cc->timer.function = mrxe_cc_timer_fn;
 	mrxe_cc_reset(qp);
@@ -53,6 +59,7 @@ void mrxe_cc_reset(struct mrxe_qp *qp)
 {
 	struct mrxe_dev *dev = qp_dev(qp);
 	struct mrxe_cc_qp *cc = &qp->cc;
+	struct mrxe_ecn_cc_params ep;
 	struct mrxe_dcqcn_params p;
 	bool on;
 
@@ -65,10 +72,16 @@ void mrxe_cc_reset(struct mrxe_qp *qp)
 	hrtimer_try_to_cancel(&cc->timer);
 	cc->on = on && !mrxe_qp_is_ud(qp);
 	mrxe_dcqcn_init(&cc->rp, &p);
+	/* MetaRoCE reaction: DCQCN's bounds and additive step */
+	mrxe_ecn_cc_params_default(&ep, p.line_kbps);
+	ep.min_kbps = p.min_kbps;
+	ep.ai_kbps = p.ai_kbps;
+	mrxe_ecn_cc_init(&cc->ecn, &ep);
 	mrxe_pacer_init(&cc->pacer, 0, 0, ktime_get_ns());
 	cc->cuts_synced = 0;
 	memset(&cc->np, 0, sizeof(cc->np));
 	atomic_set(&cc->ce_pending, 0);
+	atomic_set(&cc->ce_count, 0);
 	atomic_set(&cc->cnp_pending, 0);
 	WRITE_ONCE(cc->rate_kbps, cc->on ? mrxe_dcqcn_rate(&cc->rp) : 0);
 }
@@ -95,13 +108,28 @@ static void mrxe_cc_send_cnp(struct mrxe_qp *qp)
 		mrxe_counter_inc(dev, MRXE_CNT_CNP_SENT);
 }
 
+/* The pacer runs the lower of the DCQCN and the MetaRoCE engine's rate. */
 static void mrxe_cc_set_pacer(struct mrxe_cc_qp *cc, u64 now)
 {
-	u64 rc = mrxe_dcqcn_rate(&cc->rp);
+	u64 rc = min(mrxe_dcqcn_rate(&cc->rp), mrxe_ecn_cc_rate(&cc->ecn));
 
 	/* at line rate the pacer is off: line is a ceiling, not a clock */
 	mrxe_pacer_set_rate(&cc->pacer, rc < cc->rp.p.line_kbps ? rc : 0, now);
 	WRITE_ONCE(cc->rate_kbps, rc);
+}
+
+/* Count new rate cuts (both engines) and hand the rate to the pacer. */
+static void mrxe_cc_sync(struct mrxe_qp *qp, u64 now)
+{
+	struct mrxe_cc_qp *cc = &qp->cc;
+	u64 cuts = cc->rp.cuts + cc->ecn.cuts;
+
+	if (cuts != cc->cuts_synced) {
+		mrxe_counter_add(qp_dev(qp), MRXE_CNT_CC_RATE_CUTS,
+				 cuts - cc->cuts_synced);
+		cc->cuts_synced = cuts;
+	}
+	mrxe_cc_set_pacer(cc, now);
 }
 
 void mrxe_cc_run(struct mrxe_qp *qp)
@@ -114,7 +142,9 @@ void mrxe_cc_run(struct mrxe_qp *qp)
 	if (qp->pipe.state != IB_QPS_RTR && qp->pipe.state != IB_QPS_RTS &&
 	    qp->pipe.state != IB_QPS_SQD)
 		return;
-	if (atomic_xchg(&cc->ce_pending, 0) && !mrxe_qp_is_ud(qp)) {
+	/* MetaRoCE responders echo CE in their ACKs instead (no CNP) */
+	if (atomic_xchg(&cc->ce_pending, 0) && !mrxe_qp_is_ud(qp) &&
+	    !qp->pipe.meta_rx) {
 		if (mrxe_cnp_np_may_send(&cc->np, now,
 					 cc->cnp_interval_us * NSEC_PER_USEC))
 			mrxe_cc_send_cnp(qp);
@@ -127,12 +157,21 @@ void mrxe_cc_run(struct mrxe_qp *qp)
 	for (n = min(n, MRXE_CC_MAX_CUTS_PER_RUN); n > 0; n--)
 		mrxe_dcqcn_cnp(&cc->rp, now);
 	mrxe_dcqcn_tick(&cc->rp, now);
-	if (cc->rp.cuts != cc->cuts_synced) {
-		mrxe_counter_add(dev, MRXE_CNT_CC_RATE_CUTS,
-				 cc->rp.cuts - cc->cuts_synced);
-		cc->cuts_synced = cc->rp.cuts;
-	}
-	mrxe_cc_set_pacer(cc, now);
+	mrxe_cc_sync(qp, now);
+}
+
+void mrxe_cc_meta_ack(struct mrxe_qp *qp, u64 bytes, u8 ce, u64 srtt_ns)
+{
+	struct mrxe_cc_qp *cc = &qp->cc;
+	u64 now;
+
+	if (!cc->on)
+		return;
+	now = ktime_get_ns();
+	/* CE count in packets; the engine caps marked bytes at delivered */
+	mrxe_ecn_cc_ack(&cc->ecn, bytes, (u64)ce * qp->pipe.attr.mtu, now,
+			srtt_ns);
+	mrxe_cc_sync(qp, now);
 }
 
 bool mrxe_cc_admit(struct mrxe_qp *qp, u32 len)

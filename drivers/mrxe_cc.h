@@ -15,6 +15,7 @@
 
 #include <linux/hrtimer.h>
 #include "mrxe_dcqcn.h"
+#include "mrxe_ecn_cc.h"
 
 struct mrxe_qp;
 struct mrxe_dev;
@@ -32,15 +33,17 @@ enum mrxe_cc_algo {
 struct mrxe_cc_qp {
 	/* notification point (receiver) */
 	atomic_t		ce_pending;	/* CE seen since the last run */
+	atomic_t		ce_count;	/* CE packets since the last ACK */
 	struct mrxe_cnp_np	np;
 	/* reaction point (sender) */
 	atomic_t		cnp_pending;	/* CNPs received, not applied */
 	bool			on;		/* DCQCN runs for this QP */
 	struct mrxe_dcqcn	rp;
+	struct mrxe_ecn_cc	ecn;		/* MetaRoCE: ECN echo in ACKs */
 	struct mrxe_pacer	pacer;
 	struct hrtimer		timer;		/* pacer wake-up */
 	u64			rate_kbps;	/* Rc, 0 when off (netlink) */
-	u64			cuts_synced;	/* rp.cuts already counted */
+	u64			cuts_synced;	/* rp.cuts + ecn.cuts counted */
 	u32			cnp_interval_us;
 };
 
@@ -72,7 +75,24 @@ static inline bool mrxe_cc_limited(const struct mrxe_cc_qp *cc)
 static inline void mrxe_cc_ce_rcvd(struct mrxe_cc_qp *cc)
 {
 	atomic_set(&cc->ce_pending, 1);
+	atomic_inc(&cc->ce_count);
 }
+
+/*
+ * MetaRoCE responder, building a SACK ACK: the CE-marked packets since the
+ * previous ACK (SACKETH byte 0 bits 6..3, wire-format.rst), 0..15.
+ */
+static inline u8 mrxe_cc_take_ce(struct mrxe_cc_qp *cc)
+{
+	return min_t(int, atomic_xchg(&cc->ce_count, 0), 15);
+}
+
+/*
+ * MetaRoCE requester, on a SACK ACK: @bytes newly delivered, @ce CE-marked
+ * packets echoed, @srtt_ns the QP's smoothed RTT.  Feeds the DCTCP-like
+ * reaction (mrxe_ecn_cc) and the pacer.
+ */
+void mrxe_cc_meta_ack(struct mrxe_qp *qp, u64 bytes, u8 ce, u64 srtt_ns);
 
 /*
  * softirq: a packet with BTH opcode CNP; @len covers BTH..ICRC.  Consumes
