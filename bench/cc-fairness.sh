@@ -9,12 +9,12 @@
 # marks, and writes bench/results/cc-<stamp>.csv (raw) and
 # cc-<stamp>-summary.csv.
 #
-#   bench/cc-fairness.sh [--duration SECS] [--configs "nocc ecn dcqcn"]
+#   bench/cc-fairness.sh [--duration SECS] [--configs "nocc ecn dcqcn meta"]
 # Run it under the lab VM lock: flock /tmp/mrxe-vm.lock bench/cc-fairness.sh
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_BENCH_DURATION=15
-export MRXE_BENCH_CC="nocc ecn dcqcn"
+export MRXE_BENCH_CC="nocc ecn dcqcn meta"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--duration) MRXE_BENCH_DURATION=$2; shift ;;

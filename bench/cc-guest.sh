@@ -16,11 +16,11 @@ export MRXE_VM=${MRXE_VM:-1}
 OUT=${MRXE_RESULTS:-/tmp}
 DUR=${MRXE_BENCH_DURATION:-15}
 SIZE=${MRXE_BENCH_SIZE:-65536}
-CONFIGS=${MRXE_BENCH_CC:-nocc ecn dcqcn}
+CONFIGS=${MRXE_BENCH_CC:-nocc ecn dcqcn meta}
 CSV=$OUT/cc.csv
 CTL=$REPO/build/mrxectl
 # lab-scaled DCQCN (as selftests/mrxe_cc.sh)
-DCQCN=${MRXE_BENCH_DCQCN:-cc dcqcn cnp-interval 4000 rate-max 100000 rate-min 500 rate-timer 8000 alpha-timer 4000 ai-rate 250 hai-rate 1000 byte-counter 1024}
+DCQCN=${MRXE_BENCH_DCQCN:-cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500 rate-timer 8000 alpha-timer 4000 ai-rate 250 hai-rate 1000 byte-counter 1024}
 port=18800
 
 mrxe_load || exit 1
@@ -29,10 +29,13 @@ echo "config,qp,sender,gbps,red_sent,red_dropped,red_marked,retrans_pkts,cnp_sen
 
 for cfg in $CONFIGS; do
 	case $cfg in
-	nocc) bn_ctl ecn off cc off ;;
-	ecn) bn_ctl ecn on cc off ;;
+	# perftest creates plain QPs: the device default mode decides
+	nocc) bn_ctl mode standard ecn off cc off ;;
+	ecn) bn_ctl mode standard ecn on cc off ;;
 	# shellcheck disable=SC2086
-	dcqcn) bn_ctl ecn on $DCQCN ;;
+	dcqcn) bn_ctl mode standard ecn on $DCQCN ;;
+	# shellcheck disable=SC2086
+	meta) bn_ctl mode metaroce ecn on $DCQCN ;;
 	*) echo "unknown config $cfg"; continue ;;
 	esac
 	bn_qdisc
@@ -47,10 +50,11 @@ for cfg in $CONFIGS; do
 	sleep 2
 	SECONDS=0
 	for i in 0 1 2 3; do
-		if [ $i -lt 2 ]; then ns=$BN_NS_S1 dev=$BN_DEV_S1 gid=$BN_GID_S1
-		else ns=$BN_NS_S2 dev=$BN_DEV_S2 gid=$BN_GID_S2; fi
+		# perftest's TCP exchange on the management link, RDMA via the GIDs
+		if [ $i -lt 2 ]; then ns=$BN_NS_S1 dev=$BN_DEV_S1 gid=$BN_GID_S1 srv=$BN_MGMT_D1
+		else ns=$BN_NS_S2 dev=$BN_DEV_S2 gid=$BN_GID_S2 srv=$BN_MGMT_D2; fi
 		ip netns exec "$ns" timeout $((DUR * 4 + 60)) ib_write_bw -d "$dev" -x "$gid" \
-			-p $((port + i)) -D "$DUR" -s "$SIZE" --report_gbits "$BN_IP_D" \
+			-p $((port + i)) -D "$DUR" -s "$SIZE" --report_gbits "$srv" \
 			> "$OUT/$cfg.c$i" 2>&1 &
 		pids+=($!)
 	done

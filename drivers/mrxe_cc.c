@@ -77,7 +77,9 @@ void mrxe_cc_reset(struct mrxe_qp *qp)
 	ep.min_kbps = p.min_kbps;
 	ep.ai_kbps = p.ai_kbps;
 	mrxe_ecn_cc_init(&cc->ecn, &ep);
-	mrxe_pacer_init(&cc->pacer, 0, 0, ktime_get_ns());
+	mrxe_pacer_init(&cc->pacer, cc->on ? p.line_kbps : 0, 0,
+			ktime_get_ns());
+	cc->limited = false;
 	cc->cuts_synced = 0;
 	memset(&cc->np, 0, sizeof(cc->np));
 	atomic_set(&cc->ce_pending, 0);
@@ -108,13 +110,26 @@ static void mrxe_cc_send_cnp(struct mrxe_qp *qp)
 		mrxe_counter_inc(dev, MRXE_CNT_CNP_SENT);
 }
 
-/* The pacer runs the lower of the DCQCN and the MetaRoCE engine's rate. */
-static void mrxe_cc_set_pacer(struct mrxe_cc_qp *cc, u64 now)
+/*
+ * The pacer runs the lower of the DCQCN and the MetaRoCE engine's rate.
+ * Its bucket holds two packets or 100 us at that rate, whichever is more
+ * (at 10 Gbit/s a two-packet bucket would mean a timer every few us).
+ */
+static void mrxe_cc_set_pacer(struct mrxe_qp *qp, u64 now)
 {
+	struct mrxe_cc_qp *cc = &qp->cc;
 	u64 rc = min(mrxe_dcqcn_rate(&cc->rp), mrxe_ecn_cc_rate(&cc->ecn));
 
-	/* at line rate the pacer is off: line is a ceiling, not a clock */
-	mrxe_pacer_set_rate(&cc->pacer, rc < cc->rp.p.line_kbps ? rc : 0, now);
+	cc->pacer.burst_bytes = max_t(u64, 2 * (qp->pipe.attr.mtu +
+						MRXE_CC_HDR_BYTES), rc / 80);
+
+	/*
+	 * The pacer holds Rc, line rate included: the line rate is the
+	 * device's port speed (rate-max), as a NIC never sends faster than its
+	 * port; below it every packet asks for an ACK (mrxe_cc_limited).
+	 */
+	mrxe_pacer_set_rate(&cc->pacer, rc, now);
+	cc->limited = rc < cc->rp.p.line_kbps;
 	WRITE_ONCE(cc->rate_kbps, rc);
 }
 
@@ -129,7 +144,7 @@ static void mrxe_cc_sync(struct mrxe_qp *qp, u64 now)
 				 cuts - cc->cuts_synced);
 		cc->cuts_synced = cuts;
 	}
-	mrxe_cc_set_pacer(cc, now);
+	mrxe_cc_set_pacer(qp, now);
 }
 
 void mrxe_cc_run(struct mrxe_qp *qp)
@@ -182,15 +197,12 @@ bool mrxe_cc_admit(struct mrxe_qp *qp, u32 len)
 	if (!cc->on || !cc->pacer.rate_kbps)
 		return true;
 	now = ktime_get_ns();
-	if (!cc->pacer.burst_bytes)	/* two packets of this QP */
-		cc->pacer.burst_bytes = 2 * (qp->pipe.attr.mtu +
-					     MRXE_CC_HDR_BYTES);
+	if (!cc->pacer.burst_bytes)	/* first packet: size the bucket */
+		mrxe_cc_set_pacer(qp, now);
 	/* timers first: the rate may have grown since the last run */
 	if (now >= mrxe_dcqcn_next(&cc->rp) && mrxe_dcqcn_next(&cc->rp)) {
 		mrxe_dcqcn_tick(&cc->rp, now);
-		mrxe_cc_set_pacer(cc, now);
-		if (!cc->pacer.rate_kbps)
-			return true;
+		mrxe_cc_set_pacer(qp, now);
 	}
 	t = mrxe_pacer_admit(&cc->pacer, len, now);
 	if (!t) {
@@ -209,8 +221,10 @@ void mrxe_cc_cnp_rcv(struct mrxe_dev *dev, struct sk_buff *skb,
 	struct mrxe_qp *qp;
 	u32 icrc;
 
+	/* A17.9.3 layout; P_Key of the default partition as every packet */
 	if (len < MRXE_BTH_LEN + MRXE_CNP_PAYLOAD_LEN + MRXE_ICRC_LEN ||
-	    mrxe_bth_tver(bth) != 0)
+	    mrxe_bth_tver(bth) != 0 ||
+	    (mrxe_bth_pkey(bth) & 0x7fff) != 0x7fff)
 		goto drop;
 	icrc = mrxe_icrc(l3, ipv6, udp, bth, len - MRXE_ICRC_LEN);
 	if (icrc != mrxe_icrc_get(bth + len - MRXE_ICRC_LEN)) {

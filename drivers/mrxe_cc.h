@@ -40,7 +40,8 @@ struct mrxe_cc_qp {
 	bool			on;		/* DCQCN runs for this QP */
 	struct mrxe_dcqcn	rp;
 	struct mrxe_ecn_cc	ecn;		/* MetaRoCE: ECN echo in ACKs */
-	struct mrxe_pacer	pacer;
+	struct mrxe_pacer	pacer;		/* at Rc (line rate included) */
+	bool			limited;	/* Rc below line rate */
 	struct hrtimer		timer;		/* pacer wake-up */
 	u64			rate_kbps;	/* Rc, 0 when off (netlink) */
 	u64			cuts_synced;	/* rp.cuts + ecn.cuts counted */
@@ -68,7 +69,7 @@ bool mrxe_cc_admit(struct mrxe_qp *qp, u32 len);
  */
 static inline bool mrxe_cc_limited(const struct mrxe_cc_qp *cc)
 {
-	return cc->on && cc->pacer.rate_kbps;
+	return cc->on && cc->limited;
 }
 
 /* softirq: a CE-marked packet (not a CNP) arrived for @qp. */

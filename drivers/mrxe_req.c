@@ -686,6 +686,9 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 	u32 psn, last, q;
 
 	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
+		/* retransmissions are paced like new data (mrxe_cc.c) */
+		if (!mrxe_cc_admit(qp, qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES))
+			break;
 		if (mrxe_meta_resend(qp, psn, true, &last)) {
 			/* no WQE for it (completed or flushed): give up on it */
 			mrxe_sack_on_retransmit(sb, psn, now, 0);

@@ -14,11 +14,23 @@
 # drops non-ECT ones early; beyond BN_RED_LIMIT bytes everything is dropped
 # (lab notes: "a congested bottleneck").  The reverse direction (ACKs, CNPs)
 # is not limited.  bn_red_stats reads drops/marks from `tc -s`.
+#
+# Out-of-band (TCP) exchanges of the test tools must not cross the
+# bottleneck: RED drops Not-ECT TCP segments whenever its average queue is
+# above max, and a control connection stalled for minutes behind an
+# unthrottled RoCE load.  Each sender also has a direct management link to
+# D (S1 10.78.1.2 <-> D 10.78.1.1, S2 10.78.2.2 <-> D 10.78.2.1) without an
+# mrxe device: servers listen there (BN_MGMT_D1/BN_MGMT_D2), RDMA uses the
+# GIDs of the bottleneck path.
 
 BN_RATE=${BN_RATE:-30mbit}
+# tbf bucket: large enough that a late qdisc watchdog in a TCG guest (ms
+# late under host load) does not cap the rate: 8 KiB limited the 30 Mbit/s
+# link to a few Mbit/s in a loaded guest
+BN_BURST=${BN_BURST:-64kb}
 BN_RED_MIN=${BN_RED_MIN:-15000}
 BN_RED_MAX=${BN_RED_MAX:-60000}
-BN_RED_LIMIT=${BN_RED_LIMIT:-200000}
+BN_RED_LIMIT=${BN_RED_LIMIT:-300000}
 BN_RED_PROB=${BN_RED_PROB:-0.1}
 
 BN_NS_S1=mrxe-bn-s1-$$
@@ -28,6 +40,8 @@ BN_NS_D=mrxe-bn-d-$$
 BN_IP_S1=10.77.1.2
 BN_IP_S2=10.77.2.2
 BN_IP_D=10.77.3.2
+BN_MGMT_D1=10.78.1.1
+BN_MGMT_D2=10.78.2.1
 BN_DEV_S1=mrxebns1
 BN_DEV_S2=mrxebns2
 BN_DEV_D=mrxebnd
@@ -64,6 +78,17 @@ bn_setup() {
 	bn_link "$BN_NS_S1" bns1 "$BN_IP_S1" "$BN_NS_R" bnr1 10.77.1.1 || return 1
 	bn_link "$BN_NS_S2" bns2 "$BN_IP_S2" "$BN_NS_R" bnr2 10.77.2.1 || return 1
 	bn_link "$BN_NS_D" bnd "$BN_IP_D" "$BN_NS_R" bnrd 10.77.3.1 || return 1
+	# management links (no route to the 10.77 nets through them)
+	ip link add bnm1 netns "$BN_NS_S1" type veth peer name bnmd1 netns "$BN_NS_D" || return 1
+	ip link add bnm2 netns "$BN_NS_S2" type veth peer name bnmd2 netns "$BN_NS_D" || return 1
+	ip -n "$BN_NS_S1" addr add 10.78.1.2/24 dev bnm1
+	ip -n "$BN_NS_S2" addr add 10.78.2.2/24 dev bnm2
+	ip -n "$BN_NS_D" addr add "$BN_MGMT_D1/24" dev bnmd1
+	ip -n "$BN_NS_D" addr add "$BN_MGMT_D2/24" dev bnmd2
+	ip -n "$BN_NS_S1" link set bnm1 up
+	ip -n "$BN_NS_S2" link set bnm2 up
+	ip -n "$BN_NS_D" link set bnmd1 up
+	ip -n "$BN_NS_D" link set bnmd2 up
 	bn_r sysctl -qw net.ipv4.ip_forward=1
 	bn_qdisc || return 1
 	bn_s1 rdma link add "$BN_DEV_S1" type mrxe netdev bns1 || return 1
@@ -78,14 +103,14 @@ bn_setup() {
 	wait_for 10 port_state_is "$BN_DEV_S1" ACTIVE || return 1
 	wait_for 10 port_state_is "$BN_DEV_S2" ACTIVE || return 1
 	wait_for 10 port_state_is "$BN_DEV_D" ACTIVE || return 1
-	echo "bottleneck: $BN_DEV_S1 ($BN_IP_S1), $BN_DEV_S2 ($BN_IP_S2) -> R -> $BN_DEV_D ($BN_IP_D): tbf $BN_RATE, red min $BN_RED_MIN max $BN_RED_MAX limit $BN_RED_LIMIT ecn"
+	echo "bottleneck: $BN_DEV_S1 ($BN_IP_S1), $BN_DEV_S2 ($BN_IP_S2) -> R -> $BN_DEV_D ($BN_IP_D): tbf $BN_RATE burst $BN_BURST, red min $BN_RED_MIN max $BN_RED_MAX limit $BN_RED_LIMIT ecn"
 }
 
 # bn_qdisc: (re)build the bottleneck qdiscs, zeroing their counters.
 bn_qdisc() {
 	bn_r tc qdisc del dev bnrd root 2>/dev/null || true
 	bn_r tc qdisc add dev bnrd root handle 1: tbf rate "$BN_RATE" \
-		burst 8kb latency 1s || return 1
+		burst "$BN_BURST" latency 1s || return 1
 	bn_r tc qdisc add dev bnrd parent 1:1 handle 10: red \
 		limit "$BN_RED_LIMIT" min "$BN_RED_MIN" max "$BN_RED_MAX" \
 		avpkt 1100 burst $(((2 * BN_RED_MIN + BN_RED_MAX) / 3300 + 1)) \

