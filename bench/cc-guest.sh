@@ -20,7 +20,7 @@ CONFIGS=${MRXE_BENCH_CC:-nocc ecn dcqcn meta}
 CSV=$OUT/cc.csv
 CTL=$REPO/build/mrxectl
 # lab-scaled DCQCN (as selftests/mrxe_cc.sh)
-DCQCN=${MRXE_BENCH_DCQCN:-cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500 rate-timer 8000 alpha-timer 4000 ai-rate 250 hai-rate 1000 byte-counter 1024}
+DCQCN=${MRXE_BENCH_DCQCN:-cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500 rate-timer 20000 alpha-timer 4000 ai-rate 100 hai-rate 1000 byte-counter 1024}
 port=18800
 
 mrxe_load || exit 1

@@ -41,13 +41,15 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
 	/* alpha = (1 - g) alpha + g F */
 	a = (u64)c->alpha * (MRXE_ECN_CC_ONE - c->p.g) + f * c->p.g;
 	c->alpha = (u32)min_t(u64, a >> 16, MRXE_ECN_CC_ONE);
-	if (!c->marked) {
-		c->clean++;
-		c->rate_kbps = min(c->p.line_kbps,
-				   c->rate_kbps + c->p.ai_kbps * c->clean);
-	} else {
-		c->clean = 0;
-	}
+	/*
+	 * Additive increase every round, as DCTCP grows its window by one
+	 * segment per RTT whether or not it saw marks (the marks only set
+	 * alpha and the once-per-RTT cut): equal increase for every flow is
+	 * what makes AIMD fair.  Clean rounds in a row add more.
+	 */
+	c->clean = c->marked ? 0 : c->clean + 1;
+	c->rate_kbps = min(c->p.line_kbps,
+			   c->rate_kbps + c->p.ai_kbps * (1 + (u64)c->clean));
 	c->acked = 0;
 	c->marked = 0;
 }
