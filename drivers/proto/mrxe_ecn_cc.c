@@ -47,7 +47,7 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
 	 * alpha and the once-per-RTT cut): equal increase for every flow is
 	 * what makes AIMD fair.  Clean rounds in a row add more.
 	 */
-	c->clean = c->marked ? 0 : c->clean + 1;
+	c->clean = c->marked ? 0 : min(c->clean + 1, MRXE_ECN_CC_MAX_CLEAN);
 	c->rate_kbps = min(c->p.line_kbps,
 			   c->rate_kbps + c->p.ai_kbps * (1 + (u64)c->clean));
 	c->acked = 0;

@@ -9,16 +9,17 @@
  *   per ACK:   acked += bytes, marked += ce_bytes; the first ACK with CE
  *              in a round cuts at once: rate = rate (1 - alpha / 2)
  *              (RFC 8257 3.3: at most one reduction per RTT).
- *   per round (one RTT, the caller's SRTT):
+ *   per round (the caller's SRTT, at least min_round_us):
  *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3).
- *              A round without marks increases: rate += ai (1 + clean),
- *              clean = clean rounds in a row (growth speeds up the longer
- *              the path stays clean, like DCQCN's hyper increase).
+ *              Every round increases: rate += ai (1 + clean), clean =
+ *              clean rounds in a row, at most MRXE_ECN_CC_MAX_CLEAN (DCTCP
+ *              grows one segment per RTT marked or not; the bonus speeds up
+ *              recovery on a clean path, like DCQCN's hyper increase).
  * Rates are kbit/s, alpha a fraction of MRXE_ECN_CC_ONE, g a fraction of
  * MRXE_ECN_CC_ONE (RFC 8257 default 1/16).
  *
- * Invariant: min <= rate <= line after every call; an ACK never raises the
- * rate in a round that saw CE; without CE the rate returns to line.
+ * Invariant: min <= rate <= line after every call; only a round's end
+ * raises the rate; without CE the rate returns to line.
  */
 #ifndef MRXE_ECN_CC_H
 #define MRXE_ECN_CC_H
@@ -26,6 +27,8 @@
 #include "mrxe_shim.h"
 
 #define MRXE_ECN_CC_ONE		(1u << 16)
+/* clean rounds counted for the increase: at most (1 + 5) R_AI per round */
+#define MRXE_ECN_CC_MAX_CLEAN	5
 
 struct mrxe_ecn_cc_params {
 	u64	line_kbps;

@@ -114,6 +114,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
 	ep.min_kbps = 500;
 	ep.ai_kbps = Env("CC_SIM_AI", 100);
 	ep.g = Env("CC_SIM_EG", 4096);
+	ep.min_round_us = Env("CC_SIM_ER", 20000);	/* = T, as mrxe_cc.c */
 	for (int i = 0; i < n; i++) {
 		mrxe_dcqcn_init(&fl[i].rp, &dp);
 		mrxe_ecn_cc_init(&fl[i].ecn, &ep);
@@ -247,11 +248,11 @@ TEST(CcSim, DcqcnFourFlowsAtTheBottleneck)
 	EXPECT_LT(r.max_queue, kRedLimit);
 }
 
-// DISABLED: measured unfair (2026-11-30: Jain 0.52, two flows starved at
-// the 0.5 Mbit/s floor, queue at the RED limit with drops) - the DCTCP-like
-// rate reaction of mrxe_ecn_cc.c needs rework (known-issues.rst); run with
-// --gtest_also_run_disabled_tests to see it.
-TEST(CcSim, DISABLED_MetaEcnEchoFourFlowsAtTheBottleneck)
+// The round is at least DCQCN's rate timer T (mrxe_cc.c): with 0.1 ms
+// rounds (the RTT of an empty queue) and an unbounded clean-round bonus the
+// increase ran away and two flows starved at the floor (Jain 0.52, queue at
+// the limit, drops); with T = 20 ms and the bonus capped, Jain 1.0, 0.90.
+TEST(CcSim, MetaEcnEchoFourFlowsAtTheBottleneck)
 {
 	Result r = Simulate(Algo::Meta, 30 * kS, 10 * kS, 5 * kS);
 
