@@ -9,8 +9,9 @@ until SIGTERM/SIGINT or --duration, then prints a JSON summary and checks:
     length 8 + BTH 12 + 16 reserved + ICRC 4, SE/M/PadCnt/TVer 0,
     P_Key 0xffff, B (BECN) set, A 0, PSN 0, reserved bytes zero, and is
     sent Not-ECT (IP ECN 00);
-  * --min-gap-us N: two CNPs to the same destination QP leave at least
-    N us apart (the notification point's per-QP pacing);
+  * --min-gap-us N: two CNPs to the same destination QP (address and QPN:
+    QPNs are per device) leave at least N us apart (the notification
+    point's per-QP pacing);
   * --expect-cnps N: at least N CNPs were seen.
 
 Data packets are counted by IP ECN codepoint and direction, so a caller can
@@ -114,7 +115,9 @@ def main():
             ecn[direction][ip[1] & 3] += 1
             continue
         f, bad = parse_cnp(bth, udp_len)
-        f.update({"t_us": ts, "dir": direction, "ecn": ip[1] & 3})
+        # QPNs are per device: a QP is its address and its number
+        f.update({"t_us": ts, "dir": direction, "ecn": ip[1] & 3,
+                  "dst": socket.inet_ntoa(ip[16:20])})
         if f["ecn"] != 0:
             bad.append("CNP sent with ECN %d (must be Not-ECT)" % f["ecn"])
         cnps.append(f)
@@ -125,7 +128,7 @@ def main():
     for c in cnps:
         if c["t_us"] is None:
             continue
-        k = (c["dir"], c["dqpn"])
+        k = (c["dir"], c["dst"], c["dqpn"])
         if k in last:
             g = c["t_us"] - last[k]
             gaps[k] = min(gaps.get(k, g), g)
@@ -139,8 +142,8 @@ def main():
                         (len(cnps), a.expect_cnps))
     per_qp = {}
     for c in cnps:
-        per_qp["%s:%#x" % (c["dir"], c["dqpn"])] = per_qp.get(
-            "%s:%#x" % (c["dir"], c["dqpn"]), 0) + 1
+        k = "%s:%s:%#x" % (c["dir"], c["dst"], c["dqpn"])
+        per_qp[k] = per_qp.get(k, 0) + 1
     summary = {
         "cnps": len(cnps), "cnps_per_qp": per_qp,
         "min_gap_us": min_gap,
