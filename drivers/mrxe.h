@@ -39,6 +39,7 @@
 #include "mrxe_ring.h"
 #include "mrxe_param.h"
 #include "mrxe_pipe.h"
+#include "mrxe_cc.h"
 #include "mrxe_compat.h"
 
 #define DRV_NAME	"rdma_mrxe"
@@ -91,6 +92,8 @@ enum mrxe_counter {
 	MRXE_CNT_XMIT_ORDER_WAITS,	/* sent after another CPU's backlog */
 	MRXE_CNT_XMIT_ORDER_EXPIRED,	/* ... gave up waiting for it */
 	MRXE_CNT_XMIT_BUSY,		/* refused by a full local queue */
+	MRXE_CNT_CNP_PACED,		/* CE seen, CNP held back (interval) */
+	MRXE_CNT_CC_RATE_CUTS,		/* DCQCN rate decreases */
 	MRXE_NUM_COUNTERS,
 };
 
@@ -100,6 +103,8 @@ struct mrxe_dev_cfg {
 	u32	num_paths;		/* 1..MRXE_MAX_PATHS */
 	bool	ecn;			/* mark ECT(0) */
 	u32	cnp_interval_us;
+	u32	cc;			/* enum mrxe_nl_cc: reaction point */
+	struct mrxe_dcqcn_params dcqcn;	/* taken by QPs at create/RESET */
 };
 
 struct mrxe_dev {
@@ -341,6 +346,7 @@ struct mrxe_qp {
 	 * the work item both count.
 	 */
 	atomic64_t		stats[MRXE_NUM_COUNTERS];
+	struct mrxe_cc_qp	cc;		/* congestion control, mrxe_cc.c */
 };
 
 static inline struct mrxe_pd *to_mpd(struct ib_pd *pd)

@@ -598,6 +598,9 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 			echo = mrxe_mrh_ts_ns(rm->tsecr, now);
 		if (mrxe_sack_on_ack(&mq->snd.sb, &si, echo, now, &res))
 			return;		/* beyond what we sent: ignored */
+		/* ECN echo: the DCTCP-like reaction (mrxe_cc.c) */
+		mrxe_cc_meta_ack(qp, res.bytes, si.ce,
+				 mrxe_rtt_srtt(&mq->snd.sb.rtt));
 		if (res.una_moved) {
 			mq->retry_left = qp->pipe.attr.retry_cnt;
 			qp->comp.rnr_left = qp->pipe.attr.rnr_retry;

@@ -229,6 +229,8 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_XMIT_ORDER_WAITS].name	= "xmit_order_waits",
 	[MRXE_CNT_XMIT_ORDER_EXPIRED].name	= "xmit_order_expired",
 	[MRXE_CNT_XMIT_BUSY].name		= "xmit_busy",
+	[MRXE_CNT_CNP_PACED].name		= "cnp_paced",
+	[MRXE_CNT_CC_RATE_CUTS].name		= "cc_rate_cuts",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

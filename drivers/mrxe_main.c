@@ -181,8 +181,11 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	dev->next_qpn = MRXE_MIN_QPN;
 	dev->cfg.transport_mode = MRXE_TRANSPORT_AUTO;	/* issue 8 */
 	dev->cfg.num_paths = 1;
-	dev->cfg.ecn = false;
-	dev->cfg.cnp_interval_us = 50;
+	/* ECN and DCQCN on, as RoCEv2 NICs ship (design.rst: defaults) */
+	dev->cfg.ecn = true;
+	dev->cfg.cnp_interval_us = 50;		/* DCQCN paper: N = 50 us */
+	dev->cfg.cc = MRXE_CC_DCQCN;
+	mrxe_dcqcn_params_default(&dev->cfg.dcqcn, 10ULL * 1000 * 1000);
 
 	dev->ndev = ndev;
 	netdev_hold(ndev, &dev->ndev_tracker, GFP_KERNEL);

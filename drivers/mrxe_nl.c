@@ -24,6 +24,8 @@
 
 static_assert((int)MRXE_NL_TRANSPORT_STANDARD == (int)MRXE_TRANSPORT_STANDARD);
 static_assert((int)MRXE_NL_TRANSPORT_METAROCE == (int)MRXE_TRANSPORT_METAROCE);
+static_assert((int)MRXE_NL_CC_OFF == (int)MRXE_CC_OFF);
+static_assert((int)MRXE_NL_CC_DCQCN == (int)MRXE_CC_DCQCN);
 
 enum mrxe_nl_groups {
 	MRXE_NL_GRP_EVENTS,
@@ -56,7 +58,110 @@ static const struct nla_policy mrxe_nl_policy[MRXE_ATTR_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mrxe_nl_cnp_range),
 	[MRXE_ATTR_QPN]		= NLA_POLICY_FULL_RANGE(NLA_U32,
 							&mrxe_nl_qpn_range),
+	/* types only: ranges are checked in mrxe_nl_dcqcn_set (EINVAL) */
+	[MRXE_ATTR_CC]				= { .type = NLA_U8 },
+	[MRXE_ATTR_DCQCN_RATE_MAX_KBPS]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_RATE_MIN_KBPS]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_G]			= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_ALPHA_US]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_TIMER_US]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_BYTE_COUNTER_KB]	= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_AI_KBPS]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_HAI_KBPS]		= { .type = NLA_U32 },
+	[MRXE_ATTR_DCQCN_F]			= { .type = NLA_U32 },
 };
+
+/* Congestion control attributes: [min, max] of each (uapi header). */
+static const struct {
+	u16	attr;
+	u32	min, max;
+	const char *msg;
+} mrxe_nl_cc_ranges[] = {
+	{ MRXE_ATTR_CC, MRXE_NL_CC_OFF, MRXE_NL_CC_DCQCN,
+	  "cc: 0 (off) or 1 (dcqcn)" },
+	{ MRXE_ATTR_DCQCN_RATE_MAX_KBPS, MRXE_NL_DCQCN_RATE_MIN,
+	  MRXE_NL_DCQCN_RATE_MAX, "rate-max: 100..4000000000 kbit/s" },
+	{ MRXE_ATTR_DCQCN_RATE_MIN_KBPS, MRXE_NL_DCQCN_RATE_MIN,
+	  MRXE_NL_DCQCN_RATE_MAX, "rate-min: 100..4000000000 kbit/s" },
+	{ MRXE_ATTR_DCQCN_G, 1, MRXE_DCQCN_G_ONE, "g: 1..65536 (1/65536 units)" },
+	{ MRXE_ATTR_DCQCN_ALPHA_US, 1, MRXE_NL_DCQCN_US_MAX,
+	  "alpha-timer: 1..1000000 us" },
+	{ MRXE_ATTR_DCQCN_TIMER_US, 1, MRXE_NL_DCQCN_US_MAX,
+	  "rate-timer: 1..1000000 us" },
+	{ MRXE_ATTR_DCQCN_BYTE_COUNTER_KB, 0, MRXE_NL_DCQCN_BC_MAX_KB,
+	  "byte-counter: 0..4194304 KiB" },
+	{ MRXE_ATTR_DCQCN_AI_KBPS, 1, MRXE_NL_DCQCN_RATE_MAX,
+	  "ai-rate: 1..4000000000 kbit/s" },
+	{ MRXE_ATTR_DCQCN_HAI_KBPS, 1, MRXE_NL_DCQCN_RATE_MAX,
+	  "hai-rate: 1..4000000000 kbit/s" },
+	{ MRXE_ATTR_DCQCN_F, 1, MRXE_NL_DCQCN_F_MAX, "f: 1..64" },
+};
+
+/* Any congestion control attribute in the request? */
+static bool mrxe_nl_has_cc(struct nlattr **tb)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(mrxe_nl_cc_ranges); i++)
+		if (tb[mrxe_nl_cc_ranges[i].attr])
+			return true;
+	return false;
+}
+
+/*
+ * Range-check every congestion control attribute, then apply them to
+ * @cfg (a copy).  -EINVAL with an extack message naming the attribute.
+ */
+static int mrxe_nl_cc_set(struct nlattr **tb, struct mrxe_dev_cfg *cfg,
+			  struct netlink_ext_ack *extack)
+{
+	struct mrxe_dcqcn_params *p = &cfg->dcqcn;
+	unsigned int i;
+	u32 v;
+
+	for (i = 0; i < ARRAY_SIZE(mrxe_nl_cc_ranges); i++) {
+		struct nlattr *a = tb[mrxe_nl_cc_ranges[i].attr];
+
+		if (!a)
+			continue;
+		v = mrxe_nl_cc_ranges[i].attr == MRXE_ATTR_CC ?
+		    nla_get_u8(a) : nla_get_u32(a);
+		if (v < mrxe_nl_cc_ranges[i].min ||
+		    v > mrxe_nl_cc_ranges[i].max) {
+			/* NL_SET_ERR_MSG wants a literal: the table's is static */
+			if (extack)
+				extack->_msg = mrxe_nl_cc_ranges[i].msg;
+			NL_SET_BAD_ATTR(extack, a);
+			return -EINVAL;
+		}
+	}
+	if (tb[MRXE_ATTR_CC])
+		cfg->cc = nla_get_u8(tb[MRXE_ATTR_CC]);
+	if (tb[MRXE_ATTR_DCQCN_RATE_MAX_KBPS])
+		p->line_kbps = nla_get_u32(tb[MRXE_ATTR_DCQCN_RATE_MAX_KBPS]);
+	if (tb[MRXE_ATTR_DCQCN_RATE_MIN_KBPS])
+		p->min_kbps = nla_get_u32(tb[MRXE_ATTR_DCQCN_RATE_MIN_KBPS]);
+	if (tb[MRXE_ATTR_DCQCN_G])
+		p->g = nla_get_u32(tb[MRXE_ATTR_DCQCN_G]);
+	if (tb[MRXE_ATTR_DCQCN_ALPHA_US])
+		p->alpha_us = nla_get_u32(tb[MRXE_ATTR_DCQCN_ALPHA_US]);
+	if (tb[MRXE_ATTR_DCQCN_TIMER_US])
+		p->timer_us = nla_get_u32(tb[MRXE_ATTR_DCQCN_TIMER_US]);
+	if (tb[MRXE_ATTR_DCQCN_BYTE_COUNTER_KB])
+		p->byte_counter = 1024ULL *
+			nla_get_u32(tb[MRXE_ATTR_DCQCN_BYTE_COUNTER_KB]);
+	if (tb[MRXE_ATTR_DCQCN_AI_KBPS])
+		p->ai_kbps = nla_get_u32(tb[MRXE_ATTR_DCQCN_AI_KBPS]);
+	if (tb[MRXE_ATTR_DCQCN_HAI_KBPS])
+		p->hai_kbps = nla_get_u32(tb[MRXE_ATTR_DCQCN_HAI_KBPS]);
+	if (tb[MRXE_ATTR_DCQCN_F])
+		p->f = nla_get_u32(tb[MRXE_ATTR_DCQCN_F]);
+	if (p->min_kbps > p->line_kbps) {
+		NL_SET_ERR_MSG(extack, "rate-min must not exceed rate-max");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static struct genl_family mrxe_nl_family;
 
@@ -121,7 +226,21 @@ static int mrxe_nl_put_cfg(struct sk_buff *skb, const struct mrxe_dev_cfg *cfg)
 	if (nla_put_u32(skb, MRXE_ATTR_TRANSPORT_MODE, cfg->transport_mode) ||
 	    nla_put_u32(skb, MRXE_ATTR_NUM_PATHS, cfg->num_paths) ||
 	    nla_put_u8(skb, MRXE_ATTR_ECN, cfg->ecn) ||
-	    nla_put_u32(skb, MRXE_ATTR_CNP_INTERVAL_US, cfg->cnp_interval_us))
+	    nla_put_u32(skb, MRXE_ATTR_CNP_INTERVAL_US, cfg->cnp_interval_us) ||
+	    nla_put_u8(skb, MRXE_ATTR_CC, cfg->cc) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_RATE_MAX_KBPS,
+			(u32)cfg->dcqcn.line_kbps) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_RATE_MIN_KBPS,
+			(u32)cfg->dcqcn.min_kbps) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_G, cfg->dcqcn.g) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_ALPHA_US, cfg->dcqcn.alpha_us) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_TIMER_US, cfg->dcqcn.timer_us) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_BYTE_COUNTER_KB,
+			(u32)(cfg->dcqcn.byte_counter >> 10)) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_AI_KBPS, (u32)cfg->dcqcn.ai_kbps) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_HAI_KBPS,
+			(u32)cfg->dcqcn.hai_kbps) ||
+	    nla_put_u32(skb, MRXE_ATTR_DCQCN_F, cfg->dcqcn.f))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -254,10 +373,12 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **tb = info->attrs;
 	struct mrxe_dev_cfg cfg;
 	struct mrxe_dev *dev;
+	int err;
 
 	if (!tb[MRXE_ATTR_TRANSPORT_MODE] && !tb[MRXE_ATTR_NUM_PATHS] &&
-	    !tb[MRXE_ATTR_ECN] && !tb[MRXE_ATTR_CNP_INTERVAL_US]) {
-		NL_SET_ERR_MSG(extack, "nothing to set: give mode, paths, ecn or cnp-interval");
+	    !tb[MRXE_ATTR_ECN] && !tb[MRXE_ATTR_CNP_INTERVAL_US] &&
+	    !mrxe_nl_has_cc(tb)) {
+		NL_SET_ERR_MSG(extack, "nothing to set: give mode, paths, ecn, cnp-interval or a cc parameter");
 		return -EINVAL;
 	}
 	dev = mrxe_nl_dev_get(genl_info_net(info), tb[MRXE_ATTR_IBDEV_NAME],
@@ -265,7 +386,17 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
 
+	/* check everything before changing anything: a refused set is a no-op */
 	spin_lock_bh(&dev->cfg_lock);
+	cfg = dev->cfg;
+	err = mrxe_nl_cc_set(tb, &cfg, extack);
+	if (err) {
+		spin_unlock_bh(&dev->cfg_lock);
+		ib_device_put(&dev->ib_dev);
+		return err;
+	}
+	dev->cfg.cc = cfg.cc;
+	dev->cfg.dcqcn = cfg.dcqcn;
 	if (tb[MRXE_ATTR_TRANSPORT_MODE])
 		dev->cfg.transport_mode =
 			nla_get_u32(tb[MRXE_ATTR_TRANSPORT_MODE]);
@@ -362,7 +493,9 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 	     mrxe_nl_put_peer(skb, &av) ||
 	     nla_put_u32(skb, MRXE_ATTR_SQ_PSN, READ_ONCE(qp->req.psn)) ||
 	     nla_put_u32(skb, MRXE_ATTR_COMP_PSN, READ_ONCE(qp->comp.psn)) ||
-	     nla_put_u32(skb, MRXE_ATTR_RQ_PSN, READ_ONCE(qp->resp.psn))))
+	     nla_put_u32(skb, MRXE_ATTR_RQ_PSN, READ_ONCE(qp->resp.psn)) ||
+	     nla_put_u64_64bit(skb, MRXE_ATTR_QP_RATE_KBPS,
+			       READ_ONCE(qp->cc.rate_kbps), MRXE_ATTR_PAD)))
 		goto err;
 	if (mrxe_nl_put_paths(skb, qp))
 		goto err;

@@ -75,7 +75,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	struct mrxe_qp *qp;
 	u32 len, icrc, qmax;
 	bool queued;
-	bool ipv6;
+	bool ipv6, ce;
 	int err;
 
 	BUILD_BUG_ON(sizeof(struct mrxe_pkt_info) > sizeof(skb->cb));
@@ -120,11 +120,9 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	if (unlikely(err)) {
 		if (err == MRXE_PARSE_TVER)
 			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
-		if (mrxe_bth_opcode(skb->data) == MRXE_OPC_CNP &&
-		    len >= MRXE_BTH_LEN + MRXE_ICRC_LEN) {
-			/* TODO(ECN): DCQCN reaction point */
-			mrxe_counter_inc(dev, MRXE_CNT_CNP_RCVD);
-			kfree_skb(skb);
+		if (mrxe_bth_opcode(skb->data) == MRXE_OPC_CNP) {
+			/* A17.9: congestion notification, DCQCN reaction */
+			mrxe_cc_cnp_rcv(dev, skb, l3, ipv6, udp, len);
 			return;
 		}
 		goto drop;
@@ -142,12 +140,16 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		mrxe_mcast_rcv(dev, skb, l3, ipv6, len);
 		return;
 	}
-	if (ipv6 ? (l3[1] & 0x30) == 0x30 : (l3[1] & 3) == 3)
+	/* RFC 3168 5: ECN field CE (11), IPv4 TOS / IPv6 traffic class */
+	ce = ipv6 ? (l3[1] & 0x30) == 0x30 : (l3[1] & 3) == 3;
+	if (ce)
 		mrxe_counter_inc(dev, MRXE_CNT_ECN_MARKED);
 
 	qp = mrxe_qp_get(dev, pi->qpn);
 	if (unlikely(!qp))
 		goto drop;
+	if (ce)		/* notification point: the QP's work sends a CNP */
+		mrxe_cc_ce_rcvd(&qp->cc);
 
 	mrxe_qp_counter_inc(qp, MRXE_CNT_RCVD_PKTS);
 	mrxe_qp_counter_add(qp, MRXE_CNT_RCVD_BYTES, skb->len);

@@ -404,7 +404,8 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	     w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
 		bth.se = true;
 	if (rc && (last || (meta && retx) ||
-		   ++req->pkts_since_ack >= MRXE_ACKREQ_EVERY)) {
+		   ++req->pkts_since_ack >= MRXE_ACKREQ_EVERY ||
+		   mrxe_cc_limited(&qp->cc))) {
 		bth.ackreq = true;
 		req->pkts_since_ack = 0;
 	}
@@ -701,6 +702,9 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 	int err;
 
 	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
+		/* retransmissions are paced like new data (mrxe_cc.c) */
+		if (!mrxe_cc_admit(qp, qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES))
+			break;
 		err = mrxe_meta_resend(qp, psn, true, &last);
 		if (err == -EAGAIN) {
 			/* local queue full: it stays LOST, next run */
@@ -946,6 +950,11 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		}
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
+			break;
+		/* congestion control: the pacer holds the QP's rate */
+		if (!mrxe_cc_admit(qp, MRXE_CC_HDR_BYTES +
+				   ((w->mask & MRXE_M_READ) ? 0 :
+				    min(qp->pipe.attr.mtu, w->len - w->offset))))
 			break;
 		if (qp->pipe.meta_tx) {
 			err = mrxe_meta_send_pkt(qp, w, req->cur);

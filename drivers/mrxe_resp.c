@@ -89,6 +89,7 @@ int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	if ((syndrome & MRXE_AETH_TYPE_MASK) == MRXE_AETH_ACK) {
 		mrxe_reorder_sack(&m->rcv.rw, &si, MRXE_SACK_MAX_BLOCKS);
 		psn = mrxe_psn_add(si.epsn, MRXE_PSN_MASK);
+		si.ce = mrxe_cc_take_ce(&qp->cc);	/* ECN echo */
 	} else {
 		si.trigger_psn = psn;
 	}
@@ -101,7 +102,8 @@ int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	bth.psn = psn;
 	mrxe_bth_build(skb->data, &bth);
-	mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_ACK, MRXE_MRH_F_TSECR,
+	mrxe_meta_build_mrh(qp, skb->data, MRXE_MRH_ACK, MRXE_MRH_F_TSECR |
+			    (si.ce ? MRXE_MRH_F_ECE : 0),
 			    qp->resp.msn, 0, m->rcv.last_tsval);
 	aeth.syndrome = syndrome;
 	aeth.msn = qp->resp.msn;

@@ -288,6 +288,7 @@ static void mrxe_pipe_work(struct work_struct *work)
 
 	mutex_lock(&qp->pipe.mutex);
 	mrxe_pipe_snapshot_state(qp);
+	mrxe_cc_run(qp);	/* CNPs owed and received, DCQCN timers */
 	do {
 		more = false;
 		if (qp->pipe.state == IB_QPS_ERR) {
@@ -365,6 +366,7 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	req->rnr_timer.function = mrxe_rnr_fn;
 	atomic_set(&qp->comp.timer_fired, 0);
 	atomic_set(&req->rnr_fired, 0);
+	mrxe_cc_init(qp);
 	/*
 	 * Standard QPs run go-back-N; a MetaRoCE RC QP runs SACK selective
 	 * repeat (mrxe_meta.c, engines in drivers/proto/), set up below.
@@ -453,6 +455,7 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	cancel_work_sync(&qp->pipe.work);
 	hrtimer_cancel(&qp->comp.rto_timer);
 	hrtimer_cancel(&qp->req.rnr_timer);
+	mrxe_cc_cleanup(qp);
 	if (qp->pipe.meta)
 		hrtimer_cancel(&qp->pipe.meta->timer);
 
@@ -534,6 +537,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		skb_queue_purge(&qp->comp.rxq);
 		mrxe_meta_purge(qp);
 		mrxe_meta_timer_stop(qp);
+		mrxe_cc_reset(qp);
 		if (qp->pipe.auto_state != MRXE_AUTO_OFF) {
 			/* a reused `auto` QP negotiates again */
 			qp->pipe.meta_tx = false;

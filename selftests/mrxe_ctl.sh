@@ -173,7 +173,7 @@ assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (16, False, 120), x"
 	# The other device kept its defaults.
 	nsb "$CTL" -j dev show "$DEV_B" | jq_py "
 x=d[0]
-assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (1, False, 50), x"
+assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (1, True, 50), x"
 }
 
 test_ctl_bad_input() {
@@ -204,7 +204,7 @@ test_ctl_bad_input() {
 	# A refused set changed nothing.
 	ctla -j dev show "$DEV_A" | jq_py "
 x=d[0]
-assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('auto', 1, False, 50), x"
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('auto', 1, True, 50), x"
 }
 
 test_ctl_unprivileged() {
@@ -214,8 +214,8 @@ test_ctl_unprivileged() {
 	nsa "${priv[@]}" "$CTL" dev show "$DEV_A"
 	nsa "${priv[@]}" "$CTL" -j stats "$DEV_A" >/dev/null
 	expect_err "unprivileged set" 'Operation not permitted' \
-		nsa "${priv[@]}" "$CTL" dev set "$DEV_A" ecn on
-	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['ecn'] is False, d"
+		nsa "${priv[@]}" "$CTL" dev set "$DEV_A" ecn off
+	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['ecn'] is True, d"
 }
 
 test_ctl_raw_netlink() {

@@ -13,9 +13,11 @@
 #include <linux/string.h>
 #include <linux/bitops.h>
 #include <linux/minmax.h>
+#include <linux/math64.h>
 #include <asm/byteorder.h>
 
 #define mrxe_hweight64(x)	hweight64(x)
+#define mrxe_div64(a, b)	div64_u64(a, b)
 #define mrxe_ffs64(x)		__ffs64(x)	/* x != 0 */
 #else
 #include <stdbool.h>
@@ -60,6 +62,7 @@ typedef __s64 s64;
 #endif
 
 #define mrxe_hweight64(x)	__builtin_popcountll(x)
+#define mrxe_div64(a, b)	((u64)(a) / (u64)(b))
 #define mrxe_ffs64(x)		__builtin_ctzll(x)	/* x != 0 */
 #endif /* __KERNEL__ */
 

@@ -458,7 +458,8 @@ void mrxe_sacketh_build(u8 *p, const struct mrxe_sack_info *s)
 	u8 n = min_t(u8, s->nblocks, MRXE_SACK_MAX_BLOCKS);
 	u8 i;
 
-	p[0] = (s->trigger_dup ? 0x80 : 0) | n;
+	/* byte 0: DUP(7) | CE count(6..3, saturating) | blocks(2..0) */
+	p[0] = (s->trigger_dup ? 0x80 : 0) | (min_t(u8, s->ce, 15) << 3) | n;
 	mrxe_put24(p + 1, s->trigger_psn & MRXE_PSN_MASK);
 	p += MRXE_SACKETH_HDR_LEN;
 	for (i = 0; i < n; i++, p += MRXE_SACKETH_BLK_LEN) {
@@ -476,12 +477,13 @@ int mrxe_sacketh_parse(const u8 *p, u32 len, u32 epsn, struct mrxe_sack_info *s)
 	if (len < MRXE_SACKETH_HDR_LEN)
 		return MRXE_PARSE_SHORT;
 	n = p[0] & 0x07;
-	if ((p[0] & 0x78) || n > MRXE_SACK_MAX_BLOCKS)
+	if (n > MRXE_SACK_MAX_BLOCKS)
 		return MRXE_PARSE_MRH;
 	if (len < mrxe_sacketh_len(n))
 		return MRXE_PARSE_SHORT;
 	s->epsn = epsn & MRXE_PSN_MASK;
 	s->trigger_dup = p[0] & 0x80;
+	s->ce = (p[0] >> 3) & 0x0f;
 	s->trigger_psn = mrxe_get24(p + 1);
 	s->nblocks = n;
 	p += MRXE_SACKETH_HDR_LEN;

@@ -547,6 +547,7 @@ struct mrxe_sack_info {
 	u32	epsn;		/* every PSN before it received (BTH.PSN + 1) */
 	u32	trigger_psn;	/* PSN of the packet that caused this ACK */
 	bool	trigger_dup;	/* ... and it was a duplicate */
+	u8	ce;		/* CE-marked packets since the last ACK, 0..15 */
 	u8	nblocks;
 	struct mrxe_sack_blk blk[MRXE_SACK_MAX_BLOCKS];
 };

@@ -154,8 +154,27 @@ TEST(WireMeta, SackethRejectsBadInput)
 		  MRXE_PARSE_MRH);
 	p[0] = 5;	// five blocks
 	EXPECT_EQ(mrxe_sacketh_parse(p, 64, 100, &g), MRXE_PARSE_MRH);
-	p[0] = 0x41;	// reserved bit
-	EXPECT_EQ(mrxe_sacketh_parse(p, 64, 100, &g), MRXE_PARSE_MRH);
+	p[0] = 0x41;	// bits 6..3: CE count 8, one block
+	EXPECT_EQ(mrxe_sacketh_parse(p, 64, 100, &g), 16);
+	EXPECT_EQ(g.ce, 8);
+}
+
+// ECN echo: the CE count travels in SACKETH byte 0 bits 6..3, saturating.
+TEST(WireMeta, SackethCeCount)
+{
+	u8 p[64] = {};
+	struct mrxe_sack_info s = {}, g = {};
+
+	s.trigger_psn = 7;
+	s.trigger_dup = true;
+	for (u8 ce : { 0, 1, 9, 15, 16, 200 }) {
+		s.ce = ce;
+		mrxe_sacketh_build(p, &s);
+		ASSERT_EQ(mrxe_sacketh_parse(p, sizeof(p), 100, &g), 4);
+		EXPECT_EQ(g.ce, ce > 15 ? 15 : ce);
+		EXPECT_TRUE(g.trigger_dup);
+		EXPECT_EQ(g.nblocks, 0);
+	}
 }
 
 // Build a MetaRoCE packet: BTH(TVer 1) + MRH + ext + payload + ICRC space.

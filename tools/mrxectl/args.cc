@@ -111,6 +111,26 @@ Options parse_options(const std::vector<std::string> &argv, Args &rest)
 	return o;
 }
 
+const std::vector<CcParam> cc_params = {
+	{ "rate-max", MRXE_ATTR_DCQCN_RATE_MAX_KBPS, "rate_max_kbps" },
+	{ "rate-min", MRXE_ATTR_DCQCN_RATE_MIN_KBPS, "rate_min_kbps" },
+	{ "g", MRXE_ATTR_DCQCN_G, "g_65536" },
+	{ "alpha-timer", MRXE_ATTR_DCQCN_ALPHA_US, "alpha_timer_us" },
+	{ "rate-timer", MRXE_ATTR_DCQCN_TIMER_US, "rate_timer_us" },
+	{ "byte-counter", MRXE_ATTR_DCQCN_BYTE_COUNTER_KB, "byte_counter_kb" },
+	{ "ai-rate", MRXE_ATTR_DCQCN_AI_KBPS, "ai_rate_kbps" },
+	{ "hai-rate", MRXE_ATTR_DCQCN_HAI_KBPS, "hai_rate_kbps" },
+	{ "f", MRXE_ATTR_DCQCN_F, "f" },
+};
+
+static const CcParam *find_cc_param(std::string_view kw)
+{
+	for (const auto &c : cc_params)
+		if (kw == c.kw)
+			return &c;
+	return nullptr;
+}
+
 DevSet parse_dev_set(Args &a)
 {
 	DevSet d;
@@ -140,9 +160,24 @@ DevSet parse_dev_set(Args &a)
 						 "\": expected on or off");
 		} else if (kw == "cnp-interval" || kw == "cnp_interval") {
 			d.cnp_interval_us = need_u32(kw, a.value_of(kw));
+		} else if (kw == "cc") {
+			std::string v = a.value_of(kw);
+			if (v == "dcqcn")
+				d.cc = MRXE_NL_CC_DCQCN;
+			else if (v == "off")
+				d.cc = MRXE_NL_CC_OFF;
+			else
+				throw UsageError("cc \"" + v +
+						 "\": expected dcqcn or off");
+		} else if (const CcParam *c = find_cc_param(kw)) {
+			d.cc_vals.emplace_back(c->attr,
+					       need_u32(kw, a.value_of(kw)));
 		} else {
 			throw UsageError("dev set: unknown argument \"" + kw +
-					 "\" (mode, paths, ecn, cnp-interval)");
+					 "\" (mode, paths, ecn, cnp-interval, cc, "
+					 "rate-max, rate-min, g, alpha-timer, "
+					 "rate-timer, byte-counter, ai-rate, "
+					 "hai-rate, f)");
 		}
 	}
 	return d;

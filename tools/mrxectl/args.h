@@ -62,11 +62,27 @@ std::optional<uint32_t> parse_u32(std::string_view s);
 std::optional<uint32_t> parse_mode(std::string_view s);
 std::optional<bool> parse_onoff(std::string_view s);
 
-/* "dev set DEV mode M paths N ecn on|off cnp-interval US" */
+/*
+ * Congestion control parameters of "dev set" / "dev show": keyword, netlink
+ * attribute (MRXE_ATTR_DCQCN_*), JSON/text field name.
+ */
+struct CcParam {
+	const char *kw;
+	int attr;
+	const char *field;
+};
+extern const std::vector<CcParam> cc_params;
+
+/*
+ * "dev set DEV mode M paths N ecn on|off cnp-interval US cc dcqcn|off
+ *  rate-max KBPS ..." (cc_params)
+ */
 struct DevSet {
 	std::string dev;
 	std::optional<uint32_t> mode, paths, cnp_interval_us;
 	std::optional<bool> ecn;
+	std::optional<uint8_t> cc; /* MRXE_NL_CC_* */
+	std::vector<std::pair<int, uint32_t>> cc_vals; /* attr, value */
 };
 DevSet parse_dev_set(Args &a);
 

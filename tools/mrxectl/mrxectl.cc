@@ -54,7 +54,12 @@ const char *attr_arg_name(int attr)
 		return "cnp-interval";
 	case MRXE_ATTR_QPN:
 		return "qpn";
+	case MRXE_ATTR_CC:
+		return "cc";
 	default:
+		for (const auto &c : cc_params)
+			if (c.attr == attr)
+				return c.kw;
 		return nullptr;
 	}
 }
@@ -98,6 +103,8 @@ struct DevInfo {
 	uint32_t index = 0, mode = 0, paths = 0, cnp = 0, qps = 0;
 	uint8_t port_state = 0;
 	bool ecn = false;
+	uint8_t cc = 0;
+	std::vector<std::pair<std::string, uint32_t>> cc_vals;
 	Counters stats;
 };
 
@@ -130,6 +137,10 @@ DevInfo parse_dev(const nlmsghdr *m)
 	d.qps = u32_attr(tb, MRXE_ATTR_NUM_QPS);
 	d.port_state = u8_attr(tb, MRXE_ATTR_PORT_STATE);
 	d.ecn = u8_attr(tb, MRXE_ATTR_ECN);
+	d.cc = u8_attr(tb, MRXE_ATTR_CC);
+	for (const auto &c : cc_params)
+		if (tb[c.attr])
+			d.cc_vals.emplace_back(c.field, u32_attr(tb, c.attr));
 	d.stats = parse_stats(tb);
 	return d;
 }
@@ -157,6 +168,13 @@ void print_dev(Printer &p, const DevInfo &d)
 	p.flag("ecn", d.ecn);
 	p.field("cnp_interval_us", d.cnp);
 	p.field("qps", d.qps);
+	p.field("cc", d.cc == MRXE_NL_CC_DCQCN ? "dcqcn" : "off");
+	if (!d.cc_vals.empty()) {
+		p.begin_object("dcqcn");
+		for (const auto &[name, v] : d.cc_vals)
+			p.field(name, v);
+		p.end_object();
+	}
 	p.end_record();
 }
 
@@ -195,6 +213,10 @@ int dev_set(Ctx &c, Args &a)
 		r.put_u8(MRXE_ATTR_ECN, *s.ecn);
 	if (s.cnp_interval_us)
 		r.put_u32(MRXE_ATTR_CNP_INTERVAL_US, *s.cnp_interval_us);
+	if (s.cc)
+		r.put_u8(MRXE_ATTR_CC, *s.cc);
+	for (const auto &[attr, v] : s.cc_vals)
+		r.put_u32(attr, v);
 	c.cmd = "dev set " + s.dev;
 	sock(c).run(r, [](const nlmsghdr *) {});
 	return 0;
@@ -250,6 +272,9 @@ void print_qp(Printer &p, const nlmsghdr *m)
 	p.field("sq_psn", u32_attr(tb, MRXE_ATTR_SQ_PSN));
 	p.field("comp_psn", u32_attr(tb, MRXE_ATTR_COMP_PSN));
 	p.field("rq_psn", u32_attr(tb, MRXE_ATTR_RQ_PSN));
+	if (tb[MRXE_ATTR_QP_RATE_KBPS])
+		p.field("rate_kbps", static_cast<uint64_t>(mnl_attr_get_u64(
+					     tb[MRXE_ATTR_QP_RATE_KBPS])));
 	print_paths(p, tb);
 	/* the device counters this QP moved (zeros left out) */
 	Counters st = parse_stats(tb);
@@ -476,7 +501,11 @@ const Cmd dev_cmds[] = {
 	{ "show", dev_show, "mrxectl [-j] [-p] dev show [DEV]" },
 	{ "set", dev_set,
 	  "mrxectl dev set DEV [mode standard|metaroce|auto] [paths 1-16]\n"
-	  "                    [ecn on|off] [cnp-interval 1-1000000]" },
+	  "                    [ecn on|off] [cnp-interval 1-1000000]\n"
+	  "                    [cc dcqcn|off] [rate-max KBPS] [rate-min KBPS]\n"
+	  "                    [g 1-65536] [alpha-timer US] [rate-timer US]\n"
+	  "                    [byte-counter KIB] [ai-rate KBPS] [hai-rate KBPS]\n"
+	  "                    [f 1-64]" },
 };
 const Cmd qp_cmds[] = {
 	{ "show", qp_show, "mrxectl [-j] [-p] qp show [DEV] [qpn N]" },

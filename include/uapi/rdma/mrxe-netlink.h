@@ -62,6 +62,18 @@ enum mrxe_nl_attr {
 	MRXE_ATTR_PORT_STATE,		/* u8, enum ib_port_state (DOWN 1, ACTIVE 4) */
 	MRXE_ATTR_EVENT_TYPE,		/* u32, enum mrxe_nl_event */
 	MRXE_ATTR_QP_OLD_STATE,		/* u8, QP_ERROR event: state before */
+	/* congestion control (Documentation/design.rst, "Congestion control") */
+	MRXE_ATTR_CC,			/* u8, enum mrxe_nl_cc */
+	MRXE_ATTR_DCQCN_RATE_MAX_KBPS,	/* u32, line rate: Rc's start and ceiling */
+	MRXE_ATTR_DCQCN_RATE_MIN_KBPS,	/* u32, Rc's floor, <= RATE_MAX */
+	MRXE_ATTR_DCQCN_G,		/* u32, alpha gain g in 1/65536, 1..65536 */
+	MRXE_ATTR_DCQCN_ALPHA_US,	/* u32, K: alpha update period */
+	MRXE_ATTR_DCQCN_TIMER_US,	/* u32, T: rate increase timer */
+	MRXE_ATTR_DCQCN_BYTE_COUNTER_KB, /* u32, B in KiB, 0: byte counter off */
+	MRXE_ATTR_DCQCN_AI_KBPS,	/* u32, R_AI: additive increase step */
+	MRXE_ATTR_DCQCN_HAI_KBPS,	/* u32, R_HAI: hyper increase step */
+	MRXE_ATTR_DCQCN_F,		/* u32, F: fast recovery stages, 1..64 */
+	MRXE_ATTR_QP_RATE_KBPS,		/* u64, QP_GET: current rate (Rc), 0: CC off */
 	__MRXE_ATTR_MAX,
 };
 #define MRXE_ATTR_MAX (__MRXE_ATTR_MAX - 1)
@@ -78,6 +90,19 @@ enum mrxe_nl_transport {
 };
 
 #define MRXE_NL_CNP_INTERVAL_MAX	1000000	/* us */
+
+/* MRXE_ATTR_CC: the reaction point of standard-mode QPs. */
+enum mrxe_nl_cc {
+	MRXE_NL_CC_OFF = 0,
+	MRXE_NL_CC_DCQCN = 1,
+};
+
+/* Ranges of the DCQCN attributes (EINVAL with an extack message outside). */
+#define MRXE_NL_DCQCN_RATE_MIN		100U		/* kbit/s */
+#define MRXE_NL_DCQCN_RATE_MAX		4000000000U	/* kbit/s (4 Tbit/s) */
+#define MRXE_NL_DCQCN_US_MAX		1000000U	/* K and T, us */
+#define MRXE_NL_DCQCN_BC_MAX_KB		(1U << 22)	/* 4 GiB */
+#define MRXE_NL_DCQCN_F_MAX		64U
 
 enum mrxe_path_state {
 	MRXE_PATH_ACTIVE,

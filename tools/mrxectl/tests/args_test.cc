@@ -146,7 +146,27 @@ TEST(DevSet, ErrorsNameTheArgument)
 		  "ecn \"maybe\": expected on or off");
 	EXPECT_EQ(err({ "x", "colour", "red" }),
 		  "dev set: unknown argument \"colour\" (mode, paths, ecn, "
-		  "cnp-interval)");
+		  "cnp-interval, cc, rate-max, rate-min, g, alpha-timer, "
+		  "rate-timer, byte-counter, ai-rate, hai-rate, f)");
+	EXPECT_EQ(err({ "x", "cc", "fast" }),
+		  "cc \"fast\": expected dcqcn or off");
+	EXPECT_EQ(err({ "x", "rate-max", "-5" }),
+		  "rate-max \"-5\": not an unsigned 32-bit number");
+}
+
+TEST(DevSet, CongestionControl)
+{
+	Args a({ "roce0", "cc", "dcqcn", "rate-max", "30000", "g", "256",
+		 "f", "5" });
+	DevSet d = parse_dev_set(a);
+	EXPECT_EQ(d.cc, MRXE_NL_CC_DCQCN);
+	ASSERT_EQ(d.cc_vals.size(), 3u);
+	EXPECT_EQ(d.cc_vals[0], std::make_pair(int(MRXE_ATTR_DCQCN_RATE_MAX_KBPS),
+					       30000u));
+	EXPECT_EQ(d.cc_vals[1], std::make_pair(int(MRXE_ATTR_DCQCN_G), 256u));
+	EXPECT_EQ(d.cc_vals[2], std::make_pair(int(MRXE_ATTR_DCQCN_F), 5u));
+	Args off({ "roce0", "cc", "off" });
+	EXPECT_EQ(parse_dev_set(off).cc, MRXE_NL_CC_OFF);
 }
 
 TEST(QpSel, Forms)

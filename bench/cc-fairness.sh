@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark (not a test): congestion control at a 30 Mbit/s bottleneck in
+# one lab guest (bench/cc-guest.sh, topology of
+# selftests/mrxe_bottleneck_lib.sh).  Four ib_write_bw QPs from two
+# senders, per setting: no ECN/no CC, ECN without reaction, ECN + DCQCN.
+# Prints per setting: Jain's fairness index over the four QPs' goodput,
+# bottleneck utilisation (sum / 30 Mbit/s), the bottleneck's drops and CE
+# marks, and writes bench/results/cc-<stamp>.csv (raw) and
+# cc-<stamp>-summary.csv.
+#
+#   bench/cc-fairness.sh [--duration SECS] [--configs "nocc ecn dcqcn meta"]
+# Run it under the lab VM lock: flock /tmp/mrxe-vm.lock bench/cc-fairness.sh
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export MRXE_BENCH_DURATION=15
+export MRXE_BENCH_CC="nocc ecn dcqcn meta"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--duration) MRXE_BENCH_DURATION=$2; shift ;;
+	--configs) MRXE_BENCH_CC=$2; shift ;;
+	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+stamp=$(date +%Y%m%d-%H%M%S)
+mkdir -p "$REPO/bench/results"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+n=$(wc -w <<< "$MRXE_BENCH_CC")
+"$REPO/tools/labvm/vm-run.sh" --live --timeout $(( n * (MRXE_BENCH_DURATION * 4 + 120) + 240 )) -- \
+	bash "$REPO/bench/cc-guest.sh" 2>&1 | tee "$log"
+rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+csv=$(ls "$rundir"/cc.csv "$rundir"/*/cc.csv 2>/dev/null | head -n1)
+[ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
+cp "$csv" "$REPO/bench/results/cc-$stamp.csv"
+{
+	echo "# $(date -u +%FT%TZ) bottleneck tbf 30mbit + red ecn, 4 QPs ib_write_bw, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)"
+	echo "config,jain,utilisation,sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
+	awk -F, 'NR > 1 {
+		c = $1; g = $4 + 0
+		s[c] += g; q[c] += g * g; k[c]++
+		if (!(c in mn) || g < mn[c]) mn[c] = g
+		if (!(c in mx) || g > mx[c]) mx[c] = g
+		rs[c] = $5; rd[c] = $6; rm[c] = $7; rt[c] = $8; cn[c] = $9; cu[c] = $10
+		if (!(c in seen)) { seen[c] = 1; order[n++] = c }
+	}
+	END {
+		for (i = 0; i < n; i++) {
+			c = order[i]
+			jain = q[c] > 0 ? s[c] * s[c] / (k[c] * q[c]) : 0
+			printf "%s,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c, jain, s[c] / 0.030,
+				s[c], mn[c], mx[c], rd[c], 100 * rd[c] / (rs[c] + rd[c] + 1e-9), rm[c], rt[c], cn[c], cu[c]
+		}
+	}' "$csv"
+} > "$REPO/bench/results/cc-$stamp-summary.csv"
+echo
+column -t -s, "$REPO/bench/results/cc-$stamp-summary.csv" 2>/dev/null || cat "$REPO/bench/results/cc-$stamp-summary.csv"

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside one lab-VM guest started by bench/cc-fairness.sh.  Builds the
+# bottleneck of selftests/mrxe_bottleneck_lib.sh (two senders -> router with
+# tbf + RED ecn -> receiver) and, for each congestion control setting, runs
+# four ib_write_bw QPs at once (two per sender, one process and port each,
+# so every QP's goodput is its own line) for $BENCH_DURATION seconds.
+# Writes $MRXE_RESULTS/cc.csv: one line per setting and QP, plus the
+# bottleneck's RED counters (sent, dropped, marked) per setting.
+set -u
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+export MRXE_VM=${MRXE_VM:-1}
+. "$REPO/selftests/lib.sh"
+. "$REPO/selftests/mrxe_xfer_lib.sh"
+. "$REPO/selftests/mrxe_bottleneck_lib.sh"
+OUT=${MRXE_RESULTS:-/tmp}
+DUR=${MRXE_BENCH_DURATION:-15}
+SIZE=${MRXE_BENCH_SIZE:-65536}
+CONFIGS=${MRXE_BENCH_CC:-nocc ecn dcqcn meta}
+CSV=$OUT/cc.csv
+CTL=$REPO/build/mrxectl
+# lab-scaled DCQCN (as selftests/mrxe_cc.sh)
+DCQCN=${MRXE_BENCH_DCQCN:-cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500 rate-timer 20000 alpha-timer 4000 ai-rate 100 hai-rate 1000 byte-counter 1024}
+port=18800
+
+mrxe_load || exit 1
+bn_setup || exit 1
+echo "config,qp,sender,gbps,red_sent,red_dropped,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts,secs" > "$CSV"
+
+for cfg in $CONFIGS; do
+	case $cfg in
+	# perftest creates plain QPs: the device default mode decides
+	nocc) bn_ctl mode standard ecn off cc off ;;
+	ecn) bn_ctl mode standard ecn on cc off ;;
+	# shellcheck disable=SC2086
+	dcqcn) bn_ctl mode standard ecn on $DCQCN ;;
+	# shellcheck disable=SC2086
+	meta) bn_ctl mode metaroce ecn on $DCQCN ;;
+	*) echo "unknown config $cfg"; continue ;;
+	esac
+	bn_qdisc
+	r0=$(( $(stat_value "$BN_DEV_S1" retrans_pkts) + $(stat_value "$BN_DEV_S2" retrans_pkts) ))
+	c0=$(stat_value "$BN_DEV_D" cnp_sent)
+	k0=$(( $(stat_value "$BN_DEV_S1" cc_rate_cuts) + $(stat_value "$BN_DEV_S2" cc_rate_cuts) ))
+	pids=()
+	for i in 0 1 2 3; do
+		bn_d ib_write_bw -d "$BN_DEV_D" -x "$BN_GID_D" -p $((port + i)) \
+			-D "$DUR" -s "$SIZE" --report_gbits > "$OUT/$cfg.s$i" 2>&1 &
+	done
+	sleep 2
+	SECONDS=0
+	for i in 0 1 2 3; do
+		# perftest's TCP exchange on the management link, RDMA via the GIDs
+		if [ $i -lt 2 ]; then ns=$BN_NS_S1 dev=$BN_DEV_S1 gid=$BN_GID_S1 srv=$BN_MGMT_D1
+		else ns=$BN_NS_S2 dev=$BN_DEV_S2 gid=$BN_GID_S2 srv=$BN_MGMT_D2; fi
+		ip netns exec "$ns" timeout $((DUR * 4 + 60)) ib_write_bw -d "$dev" -x "$gid" \
+			-p $((port + i)) -D "$DUR" -s "$SIZE" --report_gbits "$srv" \
+			> "$OUT/$cfg.c$i" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	secs=$SECONDS
+	sleep 1
+	pkill -f "ib_write_bw -d $BN_DEV_D" 2>/dev/null
+	wait 2>/dev/null
+	read -r rs rd rm _ <<< "$(bn_red_stats)"
+	r1=$(( $(stat_value "$BN_DEV_S1" retrans_pkts) + $(stat_value "$BN_DEV_S2" retrans_pkts) ))
+	c1=$(stat_value "$BN_DEV_D" cnp_sent)
+	k1=$(( $(stat_value "$BN_DEV_S1" cc_rate_cuts) + $(stat_value "$BN_DEV_S2" cc_rate_cuts) ))
+	for i in 0 1 2 3; do
+		# perftest result row: bytes iterations peak avg msgrate; avg Gb/s
+		g=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v + 0 }' "$OUT/$cfg.c$i")
+		echo "$cfg,$i,$((i / 2 + 1)),$g,$rs,$rd,$rm,$((r1 - r0)),$((c1 - c0)),$((k1 - k0)),$secs" >> "$CSV"
+	done
+	echo "$cfg: $(grep "^$cfg," "$CSV" | cut -d, -f4 | paste -sd' ') Gb/s; red sent $rs dropped $rd marked $rm"
+	port=$((port + 10))
+done
+bn_cleanup
+cat "$CSV"

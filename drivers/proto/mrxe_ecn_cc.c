@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE DCTCP-like rate reaction.  See mrxe_ecn_cc.h for the equations
+ * (RFC 8257 3.3) and the invariant.
+ */
+#include "mrxe_ecn_cc.h"
+
+void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
+{
+	p->line_kbps = line_kbps;
+	p->min_kbps = 100;
+	p->g = MRXE_ECN_CC_ONE / 16;	/* RFC 8257 4.2: g = 1/16 */
+	p->ai_kbps = 1000;		/* lab: 1 Mbit/s per clean round */
+	p->min_round_us = 100;
+}
+
+void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
+		      const struct mrxe_ecn_cc_params *p)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = *p;
+	if (!c->p.line_kbps)
+		c->p.line_kbps = 1;
+	if (!c->p.min_kbps)
+		c->p.min_kbps = 1;
+	if (c->p.min_kbps > c->p.line_kbps)
+		c->p.min_kbps = c->p.line_kbps;
+	if (!c->p.g || c->p.g > MRXE_ECN_CC_ONE)
+		c->p.g = MRXE_ECN_CC_ONE / 16;
+	c->rate_kbps = c->p.line_kbps;
+	c->alpha = MRXE_ECN_CC_ONE;	/* RFC 8257 4.2: start at 1 */
+}
+
+static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
+{
+	u64 f = 0, a;
+
+	if (c->acked)
+		f = mrxe_div64(min(c->marked, c->acked) * MRXE_ECN_CC_ONE,
+			       c->acked);
+	/* alpha = (1 - g) alpha + g F */
+	a = (u64)c->alpha * (MRXE_ECN_CC_ONE - c->p.g) + f * c->p.g;
+	c->alpha = (u32)min_t(u64, a >> 16, MRXE_ECN_CC_ONE);
+	/*
+	 * Additive increase every round, as DCTCP grows its window by one
+	 * segment per RTT whether or not it saw marks (the marks only set
+	 * alpha and the once-per-RTT cut): equal increase for every flow is
+	 * what makes AIMD fair.  Clean rounds in a row add more.
+	 */
+	c->clean = c->marked ? 0 : min(c->clean + 1, MRXE_ECN_CC_MAX_CLEAN);
+	c->rate_kbps = min(c->p.line_kbps,
+			   c->rate_kbps + c->p.ai_kbps * (1 + (u64)c->clean));
+	c->acked = 0;
+	c->marked = 0;
+}
+
+void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
+		     u64 rtt_ns)
+{
+	u64 round = max_t(u64, rtt_ns, c->p.min_round_us * 1000ULL);
+	u64 r;
+
+	if (c->round_end_ns && now_ns >= c->round_end_ns) {
+		ecn_cc_end_round(c);
+		c->round_end_ns = 0;
+	}
+	if (!c->round_end_ns)
+		c->round_end_ns = now_ns + round;
+	c->acked += acked;
+	c->marked += ce;
+	if (ce && now_ns >= c->cut_until_ns) {
+		/* rate = rate (1 - alpha / 2), once per round trip */
+		r = (c->rate_kbps * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
+		c->rate_kbps = max(r, c->p.min_kbps);
+		c->cut_until_ns = now_ns + round;
+		c->clean = 0;
+		c->cuts++;
+	}
+}

@@ -1,0 +1,293 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 1500
+# Issue 14: ECN, CNP and DCQCN in standard mode, on a real bottleneck
+# (selftests/mrxe_bottleneck_lib.sh: two senders -> router with tbf + RED
+# ecn -> receiver, all in the lab guest).
+#
+#  test_cc_ctl            the congestion control parameters through mrxectl
+#                         and the netlink family: defaults, set/show round
+#                         trip, out-of-range values refused with EINVAL and
+#                         an extack message naming the parameter, a refused
+#                         set changes nothing.
+#  test_cc_cnp            notification point: senders mark ECT(0), the
+#                         bottleneck marks CE, the receiver sends CNPs whose
+#                         format a packet capture checks (mrxe_cnp_capture.py,
+#                         IBA annex A17.9.3 layout, Not-ECT), at most one per
+#                         QP per cnp-interval (5 ms here, CNPs held back are
+#                         counted in cnp_paced), and every CNP reaches its
+#                         sender (cnp_rcvd == cnp_sent, ICRC checked there).
+#  test_cc_dcqcn          4 QPs (2 per sender) of mrxe-verify RDMA WRITEs
+#                         through the bottleneck: first without congestion
+#                         control (ECN and DCQCN off: RED drops early, go-back-N
+#                         resends), then with ECN + DCQCN: every byte verified,
+#                         rate cuts happened, and the bottleneck's drop rate is
+#                         far below the baseline's.
+#  test_cc_metaroce       the same in MetaRoCE mode: no CNPs, CE counts echoed
+#                         in SACK ACKs cut the senders' rates, data verified.
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-600}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+. "$(dirname "$0")/mrxe_bottleneck_lib.sh"
+
+CTL=$MRXE_REPO/build/mrxectl
+CAPTURE=$MRXE_SELFTEST_DIR/mrxe_cnp_capture.py
+PORT=19400
+# DCQCN parameters scaled for a 30 Mbit/s bottleneck whose queue adds
+# milliseconds (design.rst, "Congestion control"): the paper's 50-55 us
+# timers become 4 ms (about one queueing RTT here); the line rate is the
+# bottleneck's 30 Mbit/s (as a NIC's port speed equals the switch port's:
+# four QPs are a 4:1 incast), T 20 ms, R_AI/R_HAI 0.1/1 Mbit/s: the
+# values tests/unit/cc_sim_test.cc found stable (0.95 utilisation).
+BN_DCQCN=(cc dcqcn cnp-interval 4000 rate-max 30000 rate-min 500
+	  rate-timer 20000 alpha-timer 4000 ai-rate 100 hai-rate 1000
+	  byte-counter 1024)
+
+cc_require() {
+	[ "$MRXE_LINK_TYPE" = rxe ] && skip "stock rxe has no ECN/CNP/DCQCN"
+	xfer_require verify datapath
+	[ -x "$CTL" ] || skip "$CTL not built (make tool)"
+}
+
+cc_cleanup() {
+	bn_cleanup
+	xfer_cleanup
+}
+
+jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+
+expect_err() {
+	local desc=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1 >/dev/null) || rc=$?
+	echo "$desc: exit $rc: $out"
+	[ $rc != 0 ] || fail "$desc: succeeded"
+	printf '%s\n' "$out" | grep -Eq "$pat" || fail "$desc: error does not match /$pat/"
+}
+
+# ----------------------------------------------------------------- ctl ----
+
+test_cc_ctl() {
+	cc_require
+	trap cc_cleanup EXIT
+	xfer_setup 1500
+	local d
+	d=$(nsa "$CTL" -j dev show "$DEV_A")
+	echo "$d"
+	# defaults: ECN and DCQCN on, paper values where the paper gives them
+	echo "$d" | jq_py "
+x=d[0]; c=x['dcqcn']
+assert x['ecn'] is True and x['cc'] == 'dcqcn' and x['cnp_interval_us'] == 50, x
+assert (c['g_65536'], c['alpha_timer_us'], c['f'], c['byte_counter_kb']) == (256, 55, 5, 10240), c
+assert c['rate_max_kbps'] == 10000000, c"
+	nsa "$CTL" dev set "$DEV_A" cc off rate-max 30000 rate-min 100 g 1024 \
+		alpha-timer 100 rate-timer 2000 byte-counter 0 ai-rate 300 \
+		hai-rate 3000 f 3
+	nsa "$CTL" -j dev show "$DEV_A" | jq_py "
+x=d[0]; c=x['dcqcn']
+assert x['cc'] == 'off', x
+assert c == {'rate_max_kbps': 30000, 'rate_min_kbps': 100, 'g_65536': 1024,
+	     'alpha_timer_us': 100, 'rate_timer_us': 2000, 'byte_counter_kb': 0,
+	     'ai_rate_kbps': 300, 'hai_rate_kbps': 3000, 'f': 3}, c"
+	nsa "$CTL" dev set "$DEV_A" cc dcqcn
+	# bad input: EINVAL ("Invalid argument") and the parameter's range
+	expect_err "g 0" 'g: Invalid argument.*g: 1\.\.65536' nsa "$CTL" dev set "$DEV_A" g 0
+	expect_err "g 65537" 'g: Invalid argument' nsa "$CTL" dev set "$DEV_A" g 65537
+	expect_err "f 0" 'f: Invalid argument.*f: 1\.\.64' nsa "$CTL" dev set "$DEV_A" f 0
+	expect_err "f 65" 'f: Invalid argument' nsa "$CTL" dev set "$DEV_A" f 65
+	expect_err "rate-max 99" 'rate-max: Invalid argument.*100\.\.4000000000' \
+		nsa "$CTL" dev set "$DEV_A" rate-max 99
+	expect_err "rate-timer 0" 'rate-timer: Invalid argument' \
+		nsa "$CTL" dev set "$DEV_A" rate-timer 0
+	expect_err "alpha-timer 1000001" 'alpha-timer: Invalid argument' \
+		nsa "$CTL" dev set "$DEV_A" alpha-timer 1000001
+	expect_err "byte-counter 4194305" 'byte-counter: Invalid argument' \
+		nsa "$CTL" dev set "$DEV_A" byte-counter 4194305
+	expect_err "ai-rate 0" 'ai-rate: Invalid argument' nsa "$CTL" dev set "$DEV_A" ai-rate 0
+	expect_err "min above max" 'Invalid argument.*rate-min must not exceed rate-max' \
+		nsa "$CTL" dev set "$DEV_A" rate-min 40000
+	# one bad value refuses the whole set
+	expect_err "mixed" 'f: Invalid argument' nsa "$CTL" dev set "$DEV_A" g 512 f 0
+	expect_err "cc bad" 'cc "fast": expected dcqcn or off' nsa "$CTL" dev set "$DEV_A" cc fast
+	nsa "$CTL" -j dev show "$DEV_A" | jq_py "
+x=d[0]; c=x['dcqcn']
+assert x['cc'] == 'dcqcn' and c['g_65536'] == 1024 and c['f'] == 3, x
+assert c['rate_min_kbps'] == 100 and c['rate_max_kbps'] == 30000, c"
+	# the other device kept its defaults
+	nsb "$CTL" -j dev show "$DEV_B" | jq_py "
+c=d[0]['dcqcn']; assert c['g_65536'] == 256 and c['rate_max_kbps'] == 10000000, c"
+}
+
+# ------------------------------------------------------------- traffic ----
+
+# bn_verify_4qp TIMEOUT OPTIONS...: four mrxe-verify pairs at once, servers
+# in D, two clients in S1 and two in S2 (four RC QPs through the
+# bottleneck).  Prints every output; returns the number of failed pairs.
+bn_verify_4qp() {
+	local to=$1 i p failed=0 tag=$XFER_TMP/bn.$RANDOM
+	shift
+	local -a spid=() cpid=() cli_ns=("$BN_NS_S1" "$BN_NS_S1" "$BN_NS_S2" "$BN_NS_S2")
+	local -a cli_dev=("$BN_DEV_S1" "$BN_DEV_S1" "$BN_DEV_S2" "$BN_DEV_S2")
+	local -a cli_gid=("$BN_GID_S1" "$BN_GID_S1" "$BN_GID_S2" "$BN_GID_S2")
+	local -a mgmt=("$BN_MGMT_D1" "$BN_MGMT_D1" "$BN_MGMT_D2" "$BN_MGMT_D2")
+	for i in 0 1 2 3; do
+		p=$((PORT + i))
+		# control connection on the management link of the client's sender
+		ip netns exec "$BN_NS_D" timeout --kill-after=10 "$to" "$XFER_VERIFY" \
+			--server --bind "${mgmt[$i]}" --port $p --dev "$BN_DEV_D" \
+			--gid-index "$BN_GID_D" > "$tag.s$i" 2>&1 &
+		spid+=($!)
+	done
+	for i in 0 1 2 3; do
+		wait_for 20 bn_d_listening $((PORT + i)) || { echo "server $i not listening"; cat "$tag.s$i"; }
+	done
+	SECONDS=0
+	for i in 0 1 2 3; do
+		ip netns exec "${cli_ns[$i]}" timeout --kill-after=10 "$to" "$XFER_VERIFY" \
+			--client --connect "${mgmt[$i]}" --port $((PORT + i)) \
+			--dev "${cli_dev[$i]}" --gid-index "${cli_gid[$i]}" "$@" \
+			> "$tag.c$i" 2>&1 &
+		cpid+=($!)
+	done
+	for i in 0 1 2 3; do
+		wait "${cpid[$i]}" || { failed=$((failed + 1)); echo "client $i failed"; }
+	done
+	BN_SECS=$SECONDS
+	for i in 0 1 2 3; do
+		wait "${spid[$i]}" || { failed=$((failed + 1)); echo "server $i failed"; }
+	done
+	for i in 0 1 2 3; do
+		sed "s/^/  client $i: /" "$tag.c$i" | grep -v "^  client $i: ok" | tail -n 8
+		grep -c "^ok" "$tag.c$i" | sed "s/^/  client $i ok lines: /"
+		sed "s/^/  server $i: /" "$tag.s$i" | tail -n 3
+	done
+	PORT=$((PORT + 4))
+	return $failed
+}
+
+bn_d_listening() { bn_d ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# bn_devstats: the CC counters of the three devices.
+bn_devstats() {
+	local d n
+	for d in "$BN_DEV_S1" "$BN_DEV_S2" "$BN_DEV_D"; do
+		printf '%s:' "$d"
+		for n in sent_pkts retrans_pkts ecn_marked_pkts cnp_sent cnp_paced cnp_rcvd cc_rate_cuts icrc_errors; do
+			printf ' %s=%s' "$n" "$(bn_stat "$d" "$n")"
+		done
+		echo
+	done
+}
+
+test_cc_cnp() {
+	cc_require
+	trap cc_cleanup EXIT
+	bn_setup
+	local cap=$XFER_TMP/cnp.$RANDOM pid sent rcvd paced marked
+	# Notification point only: ECN on, no reaction (the queue stays
+	# congested, CE marks keep coming), CNPs at most every 2 ms per QP.
+	bn_ctl ecn on cc off cnp-interval 5000
+	# not through bn_d: a backgrounded function is a subshell, and the
+	# TERM must reach python itself (ip netns exec execs it)
+	ip netns exec "$BN_NS_D" python3 "$CAPTURE" bnd --min-gap-us 4000 --expect-cnps 10 \
+		--ready "$cap.ready" > "$cap.json" 2> "$cap.err" &
+	pid=$!
+	wait_for 10 test -e "$cap.ready" || fail "capture did not start: $(cat "$cap.err")"
+	bn_verify_4qp 300 --mode standard --ops write --sizes 1M --iters 2 --mtu 1024 ||
+		fail "transfers failed"
+	sleep 0.5
+	kill -TERM $pid
+	local rc=0
+	wait $pid || rc=$?
+	cat "$cap.json" "$cap.err"
+	bn_devstats
+	echo "red: sent dropped marked early tail = $(bn_red_stats)"
+	[ $rc = 0 ] || fail "CNP capture check failed"
+	# the senders marked ECT(0), the bottleneck marked CE
+	jq_py "
+i=d['data_ecn_in']
+assert i['ect0'] > 0 and i['ce'] > 0, i
+assert i['not_ect'] == 0, i" < "$cap.json"
+	sent=$(bn_stat "$BN_DEV_D" cnp_sent)
+	rcvd=$(( $(bn_stat "$BN_DEV_S1" cnp_rcvd) + $(bn_stat "$BN_DEV_S2" cnp_rcvd) ))
+	paced=$(bn_stat "$BN_DEV_D" cnp_paced)
+	marked=$(bn_stat "$BN_DEV_D" ecn_marked_pkts)
+	# the capture may miss a few packets (AF_PACKET under TCG), never add
+	jq_py "assert $sent * 0.9 <= d['cnps'] <= $sent, (d['cnps'], $sent)" < "$cap.json" ||
+		fail "captured CNPs do not match cnp_sent $sent"
+	[ "$rcvd" = "$sent" ] || fail "cnp_rcvd $rcvd != cnp_sent $sent (lost or refused)"
+	expect_gt "CE-marked packets at the receiver" "$marked" "$sent"
+	expect_gt "CNPs held back by the interval" "$paced" 0
+	[ "$(bn_stat "$BN_DEV_S1" icrc_errors)$(bn_stat "$BN_DEV_S2" icrc_errors)" = 00 ] ||
+		fail "ICRC errors at the senders"
+	[ "$(bn_stat "$BN_DEV_S1" cc_rate_cuts)$(bn_stat "$BN_DEV_S2" cc_rate_cuts)" = 00 ] ||
+		fail "rate cuts with cc off"
+}
+
+# bn_run LABEL TIMEOUT CTL-ARGS...: one 4-QP run with the given device
+# settings on a fresh bottleneck queue; sets BN_FAILED, BN_DROP_PCT (drops
+# per 100 packets offered to the bottleneck), BN_DROPS, BN_MARKS.
+BN_VERIFY_ARGS=()
+bn_run() {
+	local label=$1 to=$2 s
+	shift 2
+	bn_ctl "$@"
+	bn_qdisc
+	BN_FAILED=0
+	bn_verify_4qp "$to" --ops write --sizes 1M --iters 4 --mtu 1024 "${BN_VERIFY_ARGS[@]}" ||
+		BN_FAILED=$?
+	s=($(bn_red_stats))
+	BN_DROPS=${s[1]}
+	BN_MARKS=${s[2]}
+	BN_DROP_PCT=$(awk -v p="${s[0]}" -v d="${s[1]}" 'BEGIN { printf "%.3f", 100 * d / (p + d + 1e-9) }')
+	echo "$label: ${BN_SECS}s ($(awk -v t="$BN_SECS" 'BEGIN { printf "%.1f", 4 * 4 * 8.389 / (t ? t : 1) }') Mbit/s of 16 MiB), failed pairs $BN_FAILED, bottleneck sent ${s[0]} dropped $BN_DROPS ($BN_DROP_PCT%) marked $BN_MARKS early ${s[3]} tail ${s[4]}"
+	bn_devstats
+}
+
+test_cc_dcqcn() {
+	cc_require
+	trap cc_cleanup EXIT
+	bn_setup
+	local off_pct off_drops
+	# standard RoCEv2 QPs (the device default `auto` would upgrade to
+	# MetaRoCE, which reacts to ECN echoes instead of CNPs)
+	BN_VERIFY_ARGS=(--mode standard)
+	# baseline: no ECN, no CC (RED drops non-ECT early; may end in retry
+	# exhaustion, lab notes: its drop rate is what is compared)
+	bn_run "no cc" 120 ecn off cc off
+	off_pct=$BN_DROP_PCT
+	off_drops=$BN_DROPS
+	expect_gt "baseline drops" "$off_drops" 50
+	# ECN + DCQCN (QPs take the parameters at creation)
+	bn_run "dcqcn" 300 ecn on "${BN_DCQCN[@]}"
+	[ "$BN_FAILED" = 0 ] || fail "DCQCN run: $BN_FAILED transfers failed"
+	expect_gt "rate cuts" $(( $(bn_stat "$BN_DEV_S1" cc_rate_cuts) + $(bn_stat "$BN_DEV_S2" cc_rate_cuts) )) 4
+	expect_gt "CE marks" "$BN_MARKS" 0
+	# far fewer drops per packet than without congestion control
+	awk -v on="$BN_DROP_PCT" -v off="$off_pct" 'BEGIN { exit !(on * 5 < off) }' ||
+		fail "drop rate with DCQCN $BN_DROP_PCT% not below a fifth of $off_pct% without"
+	echo "drop rate: $BN_DROP_PCT% with DCQCN, $off_pct% without"
+}
+
+# MetaRoCE: the same 4 QPs in MetaRoCE mode with ECN on: no CNP at all,
+# the responders echo CE counts in their SACK ACKs and the requesters cut
+# their rate from those (cc_rate_cuts), every byte verified.
+test_cc_metaroce() {
+	cc_require
+	trap cc_cleanup EXIT
+	bn_setup
+	BN_VERIFY_ARGS=(--mode metaroce)
+	bn_run "metaroce ecn echo" 300 ecn on "${BN_DCQCN[@]}"
+	[ "$BN_FAILED" = 0 ] || fail "MetaRoCE run: $BN_FAILED transfers failed"
+	[ "$(bn_stat "$BN_DEV_D" cnp_sent)" = 0 ] || fail "a MetaRoCE responder sent CNPs"
+	expect_gt "CE marks at the receiver" "$(bn_stat "$BN_DEV_D" ecn_marked_pkts)" 0
+	expect_gt "rate cuts from ECN echoes" \
+		$(( $(bn_stat "$BN_DEV_S1" cc_rate_cuts) + $(bn_stat "$BN_DEV_S2" cc_rate_cuts) )) 2
+}
+
+mrxe_run_tests \
+	test_cc_ctl \
+	test_cc_cnp \
+	test_cc_dcqcn \
+	test_cc_metaroce

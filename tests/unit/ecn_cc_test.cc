@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+// Unit tests for drivers/proto/mrxe_ecn_cc.{h,c}: the MetaRoCE DCTCP-like
+// reaction (RFC 8257 3.3) - one cut per RTT, alpha per round, increase in
+// clean rounds; randomized runs check the invariant of mrxe_ecn_cc.h.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+extern "C" {
+#include "mrxe_ecn_cc.h"
+}
+
+namespace {
+
+constexpr u64 kUs = 1000;
+constexpr u64 kLine = 1'000'000;
+
+mrxe_ecn_cc_params Params(u64 line = kLine)
+{
+	mrxe_ecn_cc_params p;
+
+	mrxe_ecn_cc_params_default(&p, line);
+	return p;
+}
+
+// The first CE echo cuts at once (alpha = 1: half), a second one in the
+// same RTT does not.
+TEST(EcnCc, OneCutPerRtt)
+{
+	mrxe_ecn_cc c;
+	mrxe_ecn_cc_params p = Params();
+
+	mrxe_ecn_cc_init(&c, &p);
+	mrxe_ecn_cc_ack(&c, 4096, 0, 0, 200 * kUs);
+	EXPECT_EQ(c.rate_kbps, kLine);
+	mrxe_ecn_cc_ack(&c, 4096, 4096, 10 * kUs, 200 * kUs);
+	EXPECT_EQ(c.rate_kbps, kLine / 2);
+	for (int i = 2; i < 20; i++)
+		mrxe_ecn_cc_ack(&c, 4096, 4096, i * 10 * kUs, 200 * kUs);
+	EXPECT_EQ(c.rate_kbps, kLine / 2);
+	EXPECT_EQ(c.cuts, 1u);
+	mrxe_ecn_cc_ack(&c, 4096, 4096, 211 * kUs, 200 * kUs);
+	EXPECT_EQ(c.cuts, 2u);
+	EXPECT_LT(c.rate_kbps, kLine / 2);
+}
+
+// alpha follows alpha = (1-g) alpha + g F per round, F the marked fraction.
+TEST(EcnCc, AlphaPerRound)
+{
+	mrxe_ecn_cc c;
+	mrxe_ecn_cc_params p = Params();
+	double alpha = 1, g = 1.0 / 16;
+	const u64 rtt = 100 * kUs;
+	u64 now = 0;
+
+	mrxe_ecn_cc_init(&c, &p);
+	for (int r = 0; r < 50; r++) {
+		int marked = r % 4;	// F = marked / 4
+		for (int k = 0; k < 4; k++)
+			mrxe_ecn_cc_ack(&c, 1000, k < marked ? 1000 : 0,
+					now + k * 10 * kUs, rtt);
+		now += rtt;
+		mrxe_ecn_cc_ack(&c, 0, 0, now, rtt);	// closes the round
+		alpha = (1 - g) * alpha + g * marked / 4.0;
+		EXPECT_NEAR((double)c.alpha / MRXE_ECN_CC_ONE, alpha, 1e-3) << r;
+	}
+}
+
+// The cut uses alpha: rate (1 - alpha/2); with alpha small the cut is small.
+TEST(EcnCc, CutScalesWithAlpha)
+{
+	mrxe_ecn_cc c;
+	mrxe_ecn_cc_params p = Params();
+	const u64 rtt = 100 * kUs;
+	u64 now = 0;
+
+	p.ai_kbps = 0;
+	mrxe_ecn_cc_init(&c, &p);
+	for (int r = 0; r < 100; r++, now += rtt)	// 100 clean rounds
+		mrxe_ecn_cc_ack(&c, 1000, 0, now, rtt);
+	mrxe_ecn_cc_ack(&c, 1000, 1000, now, rtt);
+	// the ACK closed the last clean round first: the cut uses that alpha
+	double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
+	EXPECT_LT(alpha, 0.01);
+	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), 2);
+}
+
+TEST(EcnCc, RandomizedInvariantAndConvergence)
+{
+	std::mt19937_64 rng(8257);
+
+	for (int run = 0; run < 200; run++) {
+		mrxe_ecn_cc c;
+		mrxe_ecn_cc_params p = Params(1000 + rng() % 100'000'000);
+		u64 now = 0, rtt = (1 + rng() % 1000) * kUs;
+
+		p.min_kbps = 1 + rng() % 1000;
+		p.g = 1 + rng() % MRXE_ECN_CC_ONE;
+		p.ai_kbps = 1 + rng() % 100'000;
+		mrxe_ecn_cc_init(&c, &p);
+		for (int step = 0; step < 3000; step++) {
+			u64 acked = rng() % 65536, ce = rng() % 3 ? 0 : rng() % (acked + 1);
+			u64 before = c.rate_kbps, round = c.round_end_ns;
+
+			now += rng() % (rtt / 4 + 1);
+			mrxe_ecn_cc_ack(&c, acked, ce, now, rtt);
+			ASSERT_GE(c.rate_kbps, c.p.min_kbps);
+			ASSERT_LE(c.rate_kbps, c.p.line_kbps);
+			if (ce && round && now < round) {	// CE never raises it
+				ASSERT_LE(c.rate_kbps, before);
+			}
+		}
+		for (int i = 0; i < 100000 && c.rate_kbps < c.p.line_kbps; i++) {
+			now += rtt;
+			mrxe_ecn_cc_ack(&c, 4096, 0, now, rtt);
+		}
+		ASSERT_EQ(c.rate_kbps, c.p.line_kbps) << run;
+	}
+}
+
+} // namespace
