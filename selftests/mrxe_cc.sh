@@ -213,8 +213,10 @@ assert i['not_ect'] == 0, i" < "$cap.json"
 	rcvd=$(( $(bn_stat "$BN_DEV_S1" cnp_rcvd) + $(bn_stat "$BN_DEV_S2" cnp_rcvd) ))
 	paced=$(bn_stat "$BN_DEV_D" cnp_paced)
 	marked=$(bn_stat "$BN_DEV_D" ecn_marked_pkts)
-	# the capture may miss a few packets (AF_PACKET under TCG), never add
-	jq_py "assert $sent * 0.9 <= d['cnps'] <= $sent, (d['cnps'], $sent)" < "$cap.json" ||
+	# the capture may miss packets (AF_PACKET under TCG on a loaded host:
+	# 634 of 709 seen once), never add; the receivers' cnp_rcvd below is
+	# the exact count
+	jq_py "assert $sent * 0.75 <= d['cnps'] <= $sent, (d['cnps'], $sent)" < "$cap.json" ||
 		fail "captured CNPs do not match cnp_sent $sent"
 	[ "$rcvd" = "$sent" ] || fail "cnp_rcvd $rcvd != cnp_sent $sent (lost or refused)"
 	expect_gt "CE-marked packets at the receiver" "$marked" "$sent"
