@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines
+	deps-6.12 provider-56 check-all check-lines fuzz
 
 all: module provider tool
 
@@ -104,6 +104,12 @@ checkpatch: | $(BUILD)
 	if [ -n "$$out" ]; then printf "%s\n" "$$out"; echo "checkpatch: FAILED"; exit 1; fi; \
 	echo "checkpatch: drivers/ clean"
 
+# libFuzzer targets over drivers/proto/ (tests/fuzz, Documentation/testing.rst):
+# each runs FUZZ_SECONDS (CI: 10); FUZZ_TARGETS="pkt sack" for a subset.
+FUZZ_SECONDS ?= 60
+fuzz: | $(BUILD)
+	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
 unit-check: unit
 	$(BUILD)/unit-tests
 	$(BUILD)/mrxectl-tests
@@ -136,4 +142,5 @@ clean:
 	-$(MAKE) -C userspace-provider clean 2>/dev/null
 	-$(MAKE) -C tests/unit clean 2>/dev/null
 	-$(MAKE) -C tools/mrxectl clean 2>/dev/null
+	-$(MAKE) -C tests/fuzz clean 2>/dev/null
 	rm -rf $(BUILD)

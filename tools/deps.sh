@@ -18,11 +18,13 @@ PKGS=(
 	build-essential gcc g++ make git pkg-config
 	linux-headers-amd64 libibverbs-dev librdmacm-dev libnl-3-dev libnl-genl-3-dev libmnl-dev
 	libgtest-dev linux-source-6.1	# checkpatch.pl for make checkpatch
+	clang-14 libclang-rt-14-dev	# make fuzz: libFuzzer, ASan, UBSan
 	# lab VM
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
 	iproute2 iputils-ping ethtool procps psmisc util-linux python3
 	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs
+	python3-scapy	# tools/mrxe-inject (mrxe_wire_inject.sh)
 	xz-utils zstd
 )
 
