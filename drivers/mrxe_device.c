@@ -225,6 +225,12 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_RTO].name		= "meta_rto",
 	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
 	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
+	[MRXE_CNT_RX_DROP_LENGTH].name		= "rx_drop_length",
+	[MRXE_CNT_RX_DROP_OPCODE].name		= "rx_drop_opcode",
+	[MRXE_CNT_RX_DROP_PKEY].name		= "rx_drop_pkey",
+	[MRXE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
+	[MRXE_CNT_RX_DROP_SRC_ADDR].name	= "rx_drop_src_addr",
+	[MRXE_CNT_RX_DROP_GHOST].name		= "rx_drop_ghost_resp",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);
