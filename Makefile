@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines fuzz
+	deps-6.12 provider-56 check-all check-lines fuzz soak
 
 all: module provider tool
 
@@ -109,6 +109,11 @@ checkpatch: | $(BUILD)
 FUZZ_SECONDS ?= 60
 fuzz: | $(BUILD)
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+# The soak (selftests/mrxe_soak.sh, not in check): MRXE_SOAK_SECONDS (600)
+# of verified mixed traffic over 4 QPs under loss/reorder/duplication.
+soak: all
+	bash tools/labvm/run-selftests.sh mrxe_soak.sh
 
 unit-check: unit
 	$(BUILD)/unit-tests

@@ -18,7 +18,7 @@ PKGS=(
 	build-essential gcc g++ make git pkg-config
 	linux-headers-amd64 libibverbs-dev librdmacm-dev libnl-3-dev libnl-genl-3-dev libmnl-dev
 	libgtest-dev linux-source-6.1	# checkpatch.pl for make checkpatch
-	clang-14 libclang-rt-14-dev	# make fuzz: libFuzzer, ASan, UBSan
+	clang-14 libclang-rt-14-dev llvm-14	# make fuzz (libFuzzer, ASan, UBSan), fuzz coverage
 	# lab VM
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
