@@ -296,12 +296,18 @@ static void mrxe_comp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	u8 syn;
 
 	/*
-	 * A response for a PSN this QP never sent is a ghost (IBA 9.9.4,
+	 * A response for a PSN this QP never sent is a ghost (IBA 9.9,
 	 * requester side: silently dropped): forged or from an old
 	 * connection, it must not skip the send cursor nor complete WQEs
-	 * whose data the responder never got.
+	 * whose data the responder never got.  A NAK carries the responder's
+	 * ePSN, which may be next_new_psn itself (a sequence NAK provoked by
+	 * a packet from far ahead while everything sent had arrived).
 	 */
-	if (unlikely(!mrxe_psn_before(pi->psn, req->next_new_psn))) {
+	if (unlikely(mrxe_psn_after(pi->psn, req->next_new_psn) ||
+		     (pi->psn == req->next_new_psn &&
+		      (!(pi->mask & MRXE_M_ACK) ||
+		       (*mrxe_pkt_hdr(skb, MRXE_HDR_AETH) &
+			MRXE_AETH_TYPE_MASK) == MRXE_AETH_ACK)))) {
 		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RX_DROP_GHOST);
 		goto drop;
 	}

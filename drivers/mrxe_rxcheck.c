@@ -29,11 +29,11 @@ void mrxe_rx_count_parse_err(struct mrxe_dev *dev, int err)
 }
 
 /*
- * IBA 9.6.1.2 (and A17.4.1 for RoCEv2): a packet for a connected (RC/UC)
+ * IBA 9.6 (transport header validation): a packet for a connected (RC/UC)
  * QP must come from the QP's remote port, i.e. from the address the QP was
  * connected to (its primary path's destination).  Checked once the QP has
  * a path (RTR and later); UD/GSI QPs take packets from anyone.  The UDP
- * source port is flow entropy (A17.3.1 and multipath), never checked.
+ * source port is flow entropy (RoCEv2, and multipath), never checked.
  * @l3 is the packet's IPv4 or IPv6 header.
  */
 bool mrxe_rx_src_ok(struct mrxe_qp *qp, const u8 *l3, bool ipv6)

@@ -29,8 +29,8 @@ SRV_PID=
 kill_tree() {
 	local p
 	[ -n "$1" ] || return 0
-	for p in $(pgrep -P "$1"); do kill -9 "$p" 2>/dev/null; done
-	kill -9 "$1" 2>/dev/null
+	for p in $(pgrep -P "$1"); do kill -9 "$p" 2>/dev/null || true; done
+	kill -9 "$1" 2>/dev/null || true
 	return 0
 }
 
@@ -59,7 +59,7 @@ fault_start() {
 	SRV_PID=$!
 	wait_for 10 tcp_listening $PORT || fail "server did not listen"
 	"${PFX_CLI[@]}" timeout -k 5 150 "$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
-		--dev "$DEV_B" --gid-index "$GID_B" --timeout 30 --sizes 64M --iters 8 \
+		--dev "$DEV_B" --gid-index "$GID_B" --timeout 30 --sizes 64M --iters 2 \
 		--ops write,send,read ${FAULT_MODE:+--mode $FAULT_MODE} > "$XFER_TMP/fault.client" 2>&1 &
 	XPID=$!
 	for ((i = 0; i < 100; i++)); do

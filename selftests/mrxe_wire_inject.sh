@@ -61,6 +61,7 @@ inject_during_transfer() {
 		--if-b "$VETH_B" --dev-a "$DEV_A" --dev-b "$DEV_B" --ip-a "$IP_A" \
 		--ip-b "$IP_B" --count "${MRXE_INJECT_COUNT:-20}" \
 		${MRXE_INJECT_CLASSES:+--classes "$MRXE_INJECT_CLASSES"} \
+		--mrxectl "$MRXE_REPO/build/mrxectl" \
 		--json "${MRXE_RESULTS:-/tmp}/inject-$mode.json" || rc=$?
 	touch "$XFER_STOP"
 	wait "$LOOP_PID" || lrc=$?
