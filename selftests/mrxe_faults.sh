@@ -23,6 +23,7 @@ PORT=19600
 RUNS=${MRXE_FAULT_RUNS:-1}
 XPID=
 SRV_PID=
+CLIENT_KILLED=0
 
 # kill_tree PID: SIGKILL a background job and its children (`ip netns
 # exec` execs `timeout`, whose child is mrxe-verify).
@@ -92,8 +93,13 @@ fault_finish() {
 			fail "$name: case $n completed at the client, data mismatch at the server"
 		fi
 	done
-	[ $crc = 124 ] || [ $crc = 137 ] && fail "$name: the client hung (killed by timeout)"
-	if [ $crc = 0 ]; then
+	if [ "$CLIENT_KILLED" = 1 ]; then
+		# timeout(1) re-raises its child's SIGKILL: 137 is the fault itself
+		[ $crc = 137 ] || fail "$name: the killed client exited $crc"
+		outcome="client killed; server: $(grep -m1 -iE 'error|closed|fail' "$XFER_TMP/fault.server" | cut -c1-80)"
+	elif [ $crc = 124 ] || [ $crc = 137 ]; then
+		fail "$name: the client hung (killed by timeout)"
+	elif [ $crc = 0 ]; then
 		outcome="completed, all bytes verified"
 	else
 		outcome="client failed (exit $crc): $(grep -m1 -iE 'not ok|error|status|failed' "$XFER_TMP/fault.client" | cut -c1-100)"
@@ -102,6 +108,7 @@ fault_finish() {
 	RESULTS+=("$(printf '%-16s %s' "$name" "$outcome")")
 	kill_tree "$SRV_PID"
 	SRV_PID=
+	CLIENT_KILLED=0
 	mrxe_del_all_links || true
 	xfer_cleanup
 	wait_for 10 eval '! rdma resource show qp 2>/dev/null | grep -qE "mrxe[0-9]"' ||
@@ -147,6 +154,7 @@ f_link_del() {
 f_sigkill() {
 	local c
 	c=$(pgrep -P "$XPID") || fail "no client process"
+	CLIENT_KILLED=1
 	kill -9 $c || fail "kill failed"
 }
 
