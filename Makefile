@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo bench install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check
+	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check fuzz soak
 
 all: module provider tool
 
@@ -105,6 +105,17 @@ checkpatch: | $(BUILD)
 	if [ -n "$$out" ]; then printf "%s\n" "$$out"; echo "checkpatch: FAILED"; exit 1; fi; \
 	echo "checkpatch: drivers/ clean"
 
+# libFuzzer targets over drivers/proto/ (tests/fuzz, Documentation/testing.rst):
+# each runs FUZZ_SECONDS (CI: 10); FUZZ_TARGETS="pkt sack" for a subset.
+FUZZ_SECONDS ?= 60
+fuzz: | $(BUILD)
+	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+# The soak (selftests/mrxe_soak.sh, not in check): MRXE_SOAK_SECONDS (600)
+# of verified mixed traffic over 4 QPs under loss/reorder/duplication.
+soak: all
+	bash tools/labvm/run-selftests.sh mrxe_soak.sh
+
 unit-check: unit
 	$(BUILD)/unit-tests
 	$(BUILD)/mrxectl-tests
@@ -154,4 +165,5 @@ clean:
 	-$(MAKE) -C userspace-provider clean 2>/dev/null
 	-$(MAKE) -C tests/unit clean 2>/dev/null
 	-$(MAKE) -C tools/mrxectl clean 2>/dev/null
+	-$(MAKE) -C tests/fuzz clean 2>/dev/null
 	rm -rf $(BUILD)

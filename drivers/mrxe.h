@@ -94,6 +94,13 @@ enum mrxe_counter {
 	MRXE_CNT_XMIT_BUSY,		/* refused by a full local queue */
 	MRXE_CNT_CNP_PACED,		/* CE seen, CNP held back (interval) */
 	MRXE_CNT_CC_RATE_CUTS,		/* DCQCN rate decreases */
+	/* receive drops by reason (mrxe_rxcheck.c); rcvd_dropped counts all */
+	MRXE_CNT_RX_DROP_LENGTH,	/* UDP length, truncated, pad, payload */
+	MRXE_CNT_RX_DROP_OPCODE,	/* unknown/unsupported opcode or TVer */
+	MRXE_CNT_RX_DROP_PKEY,		/* P_Key not the default partition */
+	MRXE_CNT_RX_DROP_NO_QP,		/* destination QPN of no QP */
+	MRXE_CNT_RX_DROP_SRC_ADDR,	/* RC/UC: not from the QP's peer */
+	MRXE_CNT_RX_DROP_GHOST,		/* response/ACK for a PSN never sent */
 	MRXE_NUM_COUNTERS,
 };
 
@@ -433,6 +440,9 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 		      const struct rdma_ah_attr *attr);
 /* Receive hook, implemented by mrxe_recv.c: skb->data at the BTH. */
 void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb);
+/* mrxe_rxcheck.c: receive validation helpers of mrxe_rcv() */
+void mrxe_rx_count_parse_err(struct mrxe_dev *dev, int err);
+bool mrxe_rx_src_ok(struct mrxe_qp *qp, const u8 *l3, bool ipv6);
 
 /* ---- object lookups (mrxe_qp.c, mrxe_mr.c, ...) ---- */
 struct mrxe_qp *mrxe_qp_get(struct mrxe_dev *dev, u32 qpn);

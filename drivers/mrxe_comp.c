@@ -295,6 +295,23 @@ static void mrxe_comp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_swqe *w;
 	u8 syn;
 
+	/*
+	 * A response for a PSN this QP never sent is a ghost (IBA 9.9,
+	 * requester side: silently dropped): forged or from an old
+	 * connection, it must not skip the send cursor nor complete WQEs
+	 * whose data the responder never got.  A NAK carries the responder's
+	 * ePSN, which may be next_new_psn itself (a sequence NAK provoked by
+	 * a packet from far ahead while everything sent had arrived).
+	 */
+	if (unlikely(mrxe_psn_after(pi->psn, req->next_new_psn) ||
+		     (pi->psn == req->next_new_psn &&
+		      (!(pi->mask & MRXE_M_ACK) ||
+		       (*mrxe_pkt_hdr(skb, MRXE_HDR_AETH) &
+			MRXE_AETH_TYPE_MASK) == MRXE_AETH_ACK)))) {
+		mrxe_counter_inc(qp_dev(qp), MRXE_CNT_RX_DROP_GHOST);
+		goto drop;
+	}
+
 	/* what the responder holds: never resend it (IBA 9.7.5.1.2) */
 	if (pi->mask & MRXE_M_ACK) {
 		syn = *mrxe_pkt_hdr(skb, MRXE_HDR_AETH);
@@ -596,8 +613,11 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 		now = ktime_get_ns();
 		if (rm->flags & MRXE_MRH_F_TSECR)
 			echo = mrxe_mrh_ts_ns(rm->tsecr, now);
-		if (mrxe_sack_on_ack(&mq->snd.sb, &si, echo, now, &res))
-			return;		/* beyond what we sent: ignored */
+		if (mrxe_sack_on_ack(&mq->snd.sb, &si, echo, now, &res)) {
+			/* beyond what we sent: a ghost, ignored */
+			mrxe_qp_counter_inc(qp, MRXE_CNT_RX_DROP_GHOST);
+			return;
+		}
 		/* ECN echo: the DCTCP-like reaction (mrxe_cc.c) */
 		mrxe_cc_meta_ack(qp, res.bytes, si.ce,
 				 mrxe_rtt_srtt(&mq->snd.sb.rtt));

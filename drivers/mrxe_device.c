@@ -231,6 +231,12 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_XMIT_BUSY].name		= "xmit_busy",
 	[MRXE_CNT_CNP_PACED].name		= "cnp_paced",
 	[MRXE_CNT_CC_RATE_CUTS].name		= "cc_rate_cuts",
+	[MRXE_CNT_RX_DROP_LENGTH].name		= "rx_drop_length",
+	[MRXE_CNT_RX_DROP_OPCODE].name		= "rx_drop_opcode",
+	[MRXE_CNT_RX_DROP_PKEY].name		= "rx_drop_pkey",
+	[MRXE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
+	[MRXE_CNT_RX_DROP_SRC_ADDR].name	= "rx_drop_src_addr",
+	[MRXE_CNT_RX_DROP_GHOST].name		= "rx_drop_ghost_resp",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -89,8 +89,10 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	len = mrxe_get16(udp + 4);
 	/* UDP length covers BTH..ICRC; the frame may carry padding */
 	if (unlikely(len < MRXE_UDP_HDR_LEN ||
-		     len - MRXE_UDP_HDR_LEN > skb->len))
+		     len - MRXE_UDP_HDR_LEN > skb->len)) {
+		mrxe_counter_inc(dev, MRXE_CNT_RX_DROP_LENGTH);
 		goto drop;
+	}
 	len -= MRXE_UDP_HDR_LEN;
 
 	BUILD_BUG_ON(sizeof(struct mrxe_rx_cb) > sizeof(skb->cb));
@@ -101,6 +103,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		err = mrxe_meta_pkt_parse(skb->data, len, pi, &mrh);
 		if (unlikely(err)) {
 			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
+			mrxe_rx_count_parse_err(dev, err);
 			mrxe_err_dev(dev, "malformed MetaRoCE packet (%d), opcode %#x qpn %#x dropped\n",
 				     err, mrxe_bth_opcode(skb->data),
 				     mrxe_bth_qpn(skb->data));
@@ -125,6 +128,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 			mrxe_cc_cnp_rcv(dev, skb, l3, ipv6, udp, len);
 			return;
 		}
+		mrxe_rx_count_parse_err(dev, err);
 		goto drop;
 	}
 	icrc = mrxe_icrc(l3, ipv6, udp, skb->data, len - MRXE_ICRC_LEN);
@@ -133,8 +137,10 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		goto drop;
 	}
 	/* IBA 9.6.1.1: P_Key must match the default partition (full or limited) */
-	if (unlikely((mrxe_bth_pkey(skb->data) & 0x7fff) != 0x7fff))
+	if (unlikely((mrxe_bth_pkey(skb->data) & 0x7fff) != 0x7fff)) {
+		mrxe_counter_inc(dev, MRXE_CNT_RX_DROP_PKEY);
 		goto drop;
+	}
 	if (unlikely(pi->qpn == MRXE_QPN_MASK)) {
 		/* IBA 10.5.2.4: a copy to each QP attached to the group */
 		mrxe_mcast_rcv(dev, skb, l3, ipv6, len);
@@ -146,8 +152,15 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		mrxe_counter_inc(dev, MRXE_CNT_ECN_MARKED);
 
 	qp = mrxe_qp_get(dev, pi->qpn);
-	if (unlikely(!qp))
+	if (unlikely(!qp)) {
+		mrxe_counter_inc(dev, MRXE_CNT_RX_DROP_NO_QP);
 		goto drop;
+	}
+	if (unlikely(!mrxe_rx_src_ok(qp, l3, ipv6))) {
+		mrxe_counter_inc(dev, MRXE_CNT_RX_DROP_SRC_ADDR);
+		mrxe_qp_put(qp);
+		goto drop;
+	}
 	if (ce)		/* notification point: the QP's work sends a CNP */
 		mrxe_cc_ce_rcvd(&qp->cc);
 

@@ -20,12 +20,14 @@ PKGS=(
 	libgtest-dev linux-source-6.1	# checkpatch.pl for make checkpatch
 	# make deb: Debian's packaging tools, DKMS, lintian
 	dpkg-dev debhelper dh-dkms dkms fakeroot lintian
+	clang-14 libclang-rt-14-dev llvm-14	# make fuzz (libFuzzer, ASan, UBSan), fuzz coverage
 	# lab VM
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
 	iproute2 iputils-ping ethtool procps psmisc util-linux python3
 	python3-matplotlib	# bench/report.py plots (make bench)
 	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs
+	python3-scapy	# tools/mrxe-inject (mrxe_wire_inject.sh)
 	xz-utils zstd
 )
 
