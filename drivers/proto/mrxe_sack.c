@@ -189,7 +189,14 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		c->rack_xmit = e->xmit_ns;
 		c->rack_psn = psn;
 	}
-	if (!spur && (!(c->prack_mask & BIT(e->path)) ||
+	/*
+	 * Per-path RACK only trusts a delivery it can attribute to one copy
+	 * (Karn): never retransmitted, or the echo names this transmission;
+	 * otherwise the first copy's arrival on its own path would count as
+	 * a fast delivery on the retransmission's path.
+	 */
+	if (!spur && (!e->retx || (c->echo_ns && psn == c->echo_psn)) &&
+	    (!(c->prack_mask & BIT(e->path)) ||
 		      sent_after(e->xmit_ns, psn, c->prack_xmit[e->path],
 				 c->prack_psn[e->path]))) {
 		c->prack_mask |= BIT(e->path);

@@ -62,6 +62,7 @@ struct Pkt {
 	u32 psn;
 	u64 abs;
 	u8 link;
+	u32 tsval;	// MRH tsval of this transmission (echoed)
 };
 
 struct Ev {
@@ -223,6 +224,7 @@ private:
 	std::vector<Pkt> pkts_;
 	std::vector<u32> acks_;	// index of the data packet acked
 	std::vector<struct mrxe_sack_info> ack_si_;
+	std::vector<u32> ack_tsecr_;
 	std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q_;
 	PathSimResult res_;
 
@@ -263,7 +265,7 @@ private:
 			return;
 		if (now_ >= lk.down_from && now_ < lk.down_to)
 			return;		// black hole
-		pkts_.push_back({ psn, abs, l });
+		pkts_.push_back({ psn, abs, l, mrxe_mrh_ts(now_) });
 		q_.push({ busy_[l] + lk.delay, seq_++, false, pkts_.size() - 1 });
 	}
 
@@ -335,6 +337,7 @@ private:
 
 		mrxe_reorder_sack(&rw_, &si, MRXE_SACK_MAX_BLOCKS);
 		ack_si_.push_back(si);
+		ack_tsecr_.push_back(p.tsval);
 		q_.push({ now_ + c_.ack_delay, seq_++, true, ack_si_.size() - 1 });
 		return ::testing::AssertionSuccess();
 	}
@@ -342,7 +345,8 @@ private:
 	::testing::AssertionResult on_ack(size_t idx)
 	{
 		struct mrxe_sack_ack_res r;
-		int ret = mrxe_sack_on_ack(&sb_, &ack_si_[idx], 0, now_, &r);
+		int ret = mrxe_sack_on_ack(&sb_, &ack_si_[idx],
+					   mrxe_mrh_ts_ns(ack_tsecr_[idx], now_), now_, &r);
 
 		if (ret)
 			return ::testing::AssertionFailure() << "on_ack " << ret;
