@@ -322,7 +322,7 @@ static void classify(struct mrxe_path_set *ps, struct mrxe_path *p, u64 best,
 }
 
 void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
-		    u64 rtt_ns, u8 rtt_path, u64 now)
+		    u64 now)
 {
 	const struct mrxe_sack_path *t;
 	struct mrxe_path *p;
@@ -330,11 +330,14 @@ void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
 	u64 best;
 	u8 i;
 
-	if (rtt_ns && rtt_path < ps->n)
-		rtt_sample(&ps->p[rtt_path], rtt_ns);
 	for (i = 0; i < ps->n; i++) {
 		p = &ps->p[i];
 		t = &sb->path[i];
+		/* a newer per-path RACK delivery: its RTT is this path's */
+		if (t->rack_valid && t->rack_xmit_ns != p->seen_rack_ns) {
+			p->seen_rack_ns = t->rack_xmit_ns;
+			rtt_sample(p, t->rack_rtt_ns);
+		}
 		d = t->delivered - p->seen_delivered;
 		l = t->lost - p->seen_lost;
 		p->seen_delivered = t->delivered;
@@ -362,6 +365,7 @@ void mrxe_path_sb_reset(struct mrxe_path_set *ps)
 	for (i = 0; i < MRXE_PATH_MAX; i++) {
 		ps->p[i].seen_delivered = 0;
 		ps->p[i].seen_lost = 0;
+		ps->p[i].seen_rack_ns = 0;
 		ps->p[i].inflight = 0;
 	}
 }

@@ -10,9 +10,10 @@
  * one probe packet until a probe is delivered.
  *
  * Attribution: the SACK scoreboard (mrxe_sack.h) records the path of every
- * (re)transmission and keeps per-path tallies (in flight, delivered, lost);
- * mrxe_path_sync() turns their growth into per-path delivery and loss
- * events.  No per-ACK echo is needed.
+ * (re)transmission and keeps per-path tallies (in flight, delivered, lost)
+ * and a per-path RACK (its newest delivered packet and that RTT);
+ * mrxe_path_sync() turns their growth into per-path delivery, loss and RTT
+ * samples.  No per-ACK path echo is needed.
  *
  * Scheduling: every usable path has a window cwnd (AIMD on its own
  * deliveries and losses: slow start, +1/cwnd per delivered packet, halved
@@ -91,6 +92,7 @@ struct mrxe_path {
 	u32	ssthresh;	/* << MRXE_PATH_FP */
 	u32	inflight;	/* from the scoreboard tally */
 	u32	seen_delivered, seen_lost;	/* tally at the last sync */
+	u64	seen_rack_ns;	/* per-path RACK xmit time at the last sync */
 	u32	consec_lost;	/* losses since the last delivery */
 	u64	srtt_ns, rttvar_ns;	/* RFC 6298 2.2/2.3, 0: no sample */
 	u64	last_deliver_ns;
@@ -130,12 +132,11 @@ u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid);
 void mrxe_path_on_send(struct mrxe_path_set *ps, u8 path, bool retx, u64 now);
 
 /*
- * Pull the scoreboard's per-path tallies (after every mrxe_sack_on_ack()
- * and mrxe_sack_on_timer()); @rtt_ns/@rtt_path: the ACK's RTT sample and
- * the path it was measured on (0 / MRXE_PATH_NONE: none).
+ * Pull the scoreboard's per-path tallies and per-path RACK RTTs (any time:
+ * after ACKs and timers, or lazily before mrxe_path_pick()).
  */
 void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
-		    u64 rtt_ns, u8 rtt_path, u64 now);
+		    u64 now);
 
 /* The scoreboard was re-initialised (mrxe_sack_init): tallies restart. */
 void mrxe_path_sb_reset(struct mrxe_path_set *ps);

@@ -350,7 +350,7 @@ private:
 
 		if (ret)
 			return ::testing::AssertionFailure() << "on_ack " << ret;
-		mrxe_path_sync(&ps_, &sb_, r.rtt_ns, r.rtt_path, now_);
+		mrxe_path_sync(&ps_, &sb_, now_);
 		return ::testing::AssertionSuccess();
 	}
 
@@ -359,7 +359,7 @@ private:
 		u32 probe = 0;
 		u32 ev = mrxe_sack_on_timer(&sb_, now_, &probe);
 
-		mrxe_path_sync(&ps_, &sb_, 0, MRXE_PATH_NONE, now_);
+		mrxe_path_sync(&ps_, &sb_, now_);
 		if (ev & MRXE_SACK_EV_PROBE) {
 			probe_pending_ = true;
 			probe_psn_ = probe;
@@ -494,7 +494,10 @@ TEST(PathSet, RandomEventsKeepInvariant)
 			else
 				sb.path[q].lost += rng() % 4;
 			sb.path[q].inflight = rng() % 64;
-			mrxe_path_sync(&ps, &sb, rng() % 100000, (u8)(rng() % 20), now);
+			sb.path[q].rack_valid = true;
+			sb.path[q].rack_xmit_ns = now;
+			sb.path[q].rack_rtt_ns = rng() % 100000;
+			mrxe_path_sync(&ps, &sb, now);
 			ASSERT_EQ(mrxe_path_check(&ps), 0);
 		}
 	}
