@@ -169,14 +169,19 @@ ecmp_dropped() {
 }
 
 # ecmp_paths_poll FILE: in the background, keep FILE the newest non-empty
-# `mrxectl -j qp show DEV_B` (the client's QP and its per-path state) while
-# a transfer runs; stop with ecmp_paths_stop.
+# `mrxectl -j qp show DEV_B` restricted to RC QPs (the client's QP and its
+# per-path state) while a transfer runs, and FILE.sawdead the newest one
+# showing a DEAD path; stop with ecmp_paths_stop.
 ecmp_paths_poll() {
 	local f=$1
 	(
 		while :; do
-			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.tmp" 2>/dev/null &&
-				grep -q path_list "$f.tmp" && mv "$f.tmp" "$f"
+			# RC QPs only (the device also lists its GSI QP)
+			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" 2>/dev/null |
+				python3 -c 'import json,sys
+d = [q for q in json.load(sys.stdin) if q.get("type") == "RC" and q.get("path_list")]
+if d: print(json.dumps(d))' > "$f.tmp" 2>/dev/null &&
+				[ -s "$f.tmp" ] && mv "$f.tmp" "$f"
 			# keep every snapshot that shows a DEAD path
 			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(p["state"]=="dead" for q in d for p in q.get("path_list", [])) else 1)' "$f" 2>/dev/null &&
 				cp "$f" "$f.sawdead"

@@ -423,6 +423,31 @@ TEST(PathPort, DerivationSpreadsAndKeepsPath0)
 	EXPECT_NE(mrxe_path_port(0xc555, 1, 0), mrxe_path_port(0xc556, 1, 0));
 }
 
+// The formula wire-format.rst gives, computed independently.
+TEST(PathPort, MatchesTheDocumentedFormula)
+{
+	auto fmix32 = [](uint32_t h) {
+		h ^= h >> 16;
+		h *= 0x85ebca6bu;
+		h ^= h >> 13;
+		h *= 0xc2b2ae35u;
+		h ^= h >> 16;
+		return h;
+	};
+	std::mt19937 rng(11);
+
+	for (int k = 0; k < 1000; k++) {
+		uint16_t base = (uint16_t)rng();
+		uint8_t i = (uint8_t)(rng() % MRXE_PATH_MAX), g = (uint8_t)rng();
+
+		if (!i && !g)
+			continue;
+		uint32_t want = 0xc000 |
+				(fmix32((uint32_t)base << 16 ^ (uint32_t)i << 8 ^ g) & 0x3fff);
+		ASSERT_EQ(mrxe_path_port(base, i, g), want);
+	}
+}
+
 TEST(PathSet, InitPortsDistinctAndRoundRobinWhenIdle)
 {
 	struct mrxe_path_set ps;
