@@ -67,6 +67,8 @@ int mrxe_sack_on_send(struct mrxe_sack *sb, u32 psn, u64 now, u8 path, u32 len)
 	e->xmit_ns = now;
 	e->len = len;
 	e->path = path < MRXE_SACK_PATHS ? path : 0;
+	if (e->path)
+		sb->multipath = true;
 	e->retx = 0;
 	e->flags = 0;
 	inflight_enter(sb, e);
@@ -94,6 +96,8 @@ int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path)
 		sb->rto_base_ns = now;
 	e->xmit_ns = now;
 	e->path = path < MRXE_SACK_PATHS ? path : 0;
+	if (e->path)
+		sb->multipath = true;
 	if (e->retx < 255)
 		e->retx++;
 	e->flags &= ~MRXE_SKF_TLP;
@@ -210,6 +214,7 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 	}
 	sb->cnt.delivered++;
 	sb->path[e->path].delivered++;
+	sb->path[e->path].deliver_ns = c->now;
 	c->res->delivered++;
 	c->res->bytes += e->len;
 }
@@ -257,10 +262,16 @@ static u32 detect_loss(struct mrxe_sack *sb, u64 now)
 		if (e->state != MRXE_SK_INFLIGHT || !sb->rack_valid ||
 		    !sent_after(sb->rack_xmit_ns, sb->rack_psn, e->xmit_ns, psn))
 			continue;
-		/* a later packet on any path: the slowest path's RTT */
-		dl = e->xmit_ns + max_rtt + reo;
-		/* a later packet on its own path: that path's RTT */
+		/*
+		 * A later packet on any path: the slowest path's RTT, and
+		 * (multipath) only once the packet's own path went silent
+		 * that long.
+		 */
 		sp = &sb->path[e->path];
+		dl = e->xmit_ns + max_rtt + reo;
+		if (sb->multipath && sp->deliver_ns + max_rtt + reo > dl)
+			dl = sp->deliver_ns + max_rtt + reo;
+		/* a later packet on its own path: that path's RTT */
 		if (sp->rack_valid &&
 		    sent_after(sp->rack_xmit_ns, sp->rack_psn, e->xmit_ns, psn)) {
 			d2 = e->xmit_ns + sp->rack_rtt_ns + reo;

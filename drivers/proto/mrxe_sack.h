@@ -17,9 +17,12 @@
  * and packets on different paths reorder by the paths' RTT difference: a
  * packet is lost when a later packet on its own path was delivered and
  * that path's rack.rtt + reo_wnd passed, or when a later packet on any
- * path was delivered and the largest per-path rack.rtt + reo_wnd passed
- * (a black-holed path delivers nothing; this catches it without an RTO).
- * With one path both rules are RFC 8985's; reo_wnd = min(reo_mult *
+ * path was delivered, the largest per-path rack.rtt + reo_wnd passed and
+ * its own path has delivered nothing for that long either (a black-holed
+ * path goes silent; this catches it without an RTO, while a path whose
+ * queue grows keeps delivering and is judged by its own RACK only).
+ * With one path (nothing ever sent on a path other than 0) both rules are
+ * RFC 8985's; reo_wnd = min(reo_mult *
  * min_rtt / 4, srtt) and reo_mult grows on each detected spurious
  * retransmission (RFC 8985 6.2 step 4, here with timestamp echo, the
  * duplicate flag of the ACK, or "delivered sooner than min_rtt after the
@@ -102,6 +105,7 @@ struct mrxe_sack_path {
 	u32	inflight;
 	u32	delivered;
 	u32	lost;
+	u64	deliver_ns;	/* last ACK that delivered a packet of it */
 	/* RACK of this path alone: its newest delivered packet */
 	u32	rack_psn;
 	bool	rack_valid;
@@ -132,6 +136,7 @@ struct mrxe_sack {
 	u64	tlp_delack_ns;
 	u64	rto_base_ns;	/* RTO timer (re)started here */
 	struct mrxe_sack_cnt cnt;
+	bool	multipath;	/* a packet was sent on a path other than 0 */
 	struct mrxe_sack_path path[MRXE_SACK_PATHS];
 	struct mrxe_sack_ent ent[MRXE_SACK_WINDOW];
 };

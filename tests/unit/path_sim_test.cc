@@ -571,6 +571,11 @@ TEST(PathSim, ShareFollowsCapacity)
 		PathSim sim(c, s);
 		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
 		EXPECT_NEAR(share(r.delivered[0], 0), 0.75, 0.08) << "seed " << s;
+		// queues of different depth: the cross-path RACK rule must not
+		// take the slow path's growing RTT for loss (no retransmission
+		// storm, no death)
+		EXPECT_LT(r.retransmits, c.npkts / 100) << "seed " << s;
+		EXPECT_EQ(r.deaths, 0u) << "seed " << s;
 		// 4/3 of the fast link's rate, within 20%
 		EXPECT_LT(r.end_ns, (u64)c.npkts * 10 * kUs * 3 / 4 * 12 / 10);
 		if (s == 1)
