@@ -167,6 +167,13 @@ static inline bool mrxe_meta_is_rsp_op(u8 opcode)
 	return mrxe_op_mask(opcode) & (MRXE_M_READ | MRXE_M_ATOMIC);
 }
 
+/* mrxe_path_glue.c: MetaRoCE multipath (engine in drivers/proto/) */
+void mrxe_path_glue_init(struct mrxe_qp *qp);
+u8 mrxe_path_glue_pick(struct mrxe_qp *qp, u32 psn, bool retx, u8 *bth);
+u16 mrxe_path_glue_sport(struct mrxe_qp *qp, u8 path);
+u8 mrxe_path_glue_sent(struct mrxe_qp *qp, u32 psn, bool retx);
+int mrxe_path_glue_fill(struct sk_buff *skb, struct mrxe_qp *qp);
+
 /* mrxe_req.c */
 bool mrxe_req_meta_timer(struct mrxe_qp *qp);
 u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn);

@@ -22,6 +22,9 @@
 #include "mrxe.h"
 #include "mrxe_verbs.h"
 
+/* mrxe_path_glue.c: a MetaRoCE sender's paths, 0 when it has none */
+int mrxe_path_glue_fill(struct sk_buff *skb, struct mrxe_qp *qp);
+
 static_assert((int)MRXE_NL_TRANSPORT_STANDARD == (int)MRXE_TRANSPORT_STANDARD);
 static_assert((int)MRXE_NL_TRANSPORT_METAROCE == (int)MRXE_TRANSPORT_METAROCE);
 static_assert((int)MRXE_NL_CC_OFF == (int)MRXE_CC_OFF);
@@ -428,10 +431,21 @@ static u32 mrxe_nl_qp_mode(struct mrxe_qp *qp)
 static int mrxe_nl_put_paths(struct sk_buff *skb, struct mrxe_qp *qp)
 {
 	struct nlattr *paths, *path;
+	int n;
 
 	paths = nla_nest_start(skb, MRXE_ATTR_PATHS);
 	if (!paths)
 		return -EMSGSIZE;
+	/* MetaRoCE sender: its path set (mrxe_path_glue.c) */
+	n = mrxe_path_glue_fill(skb, qp);
+	if (n < 0) {
+		nla_nest_cancel(skb, paths);
+		return n;
+	}
+	if (n) {
+		nla_nest_end(skb, paths);
+		return 0;
+	}
 	/* Standard mode: one path, the QP's fixed UDP source port. */
 	path = nla_nest_start(skb, MRXE_ATTR_PATH);
 	if (!path ||

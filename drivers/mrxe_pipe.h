@@ -47,6 +47,7 @@ struct mrxe_pkt_meta {
 	u16	sport;
 	u8	opcode;
 	u8	retrans;	/* times this PSN was resent */
+	u8	path;		/* MetaRoCE path index of the last send */
 };
 
 /*

@@ -93,6 +93,19 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 	    cmd.transport_mode > MRXE_TRANSPORT_AUTO ||
 	    cmd.num_paths > MRXE_MAX_PATHS)
 		return -EINVAL;
+	/*
+	 * Several paths only exist for a MetaRoCE RC QP; asking for them on
+	 * UC/UD or with an explicit standard/auto mode is an error (RoCEv2
+	 * keeps one UDP source port per QP, IBA A17.4.2).
+	 */
+	if (cmd.num_paths > 1 &&
+	    (qp->ibqp.qp_type != IB_QPT_RC ||
+	     (cmd.transport_mode &&
+	      cmd.transport_mode != MRXE_TRANSPORT_METAROCE))) {
+		mrxe_dbg_dev(dev, "create_qp: %u paths need a MetaRoCE RC QP\n",
+			     cmd.num_paths);
+		return -EINVAL;
+	}
 
 	spin_lock_bh(&dev->cfg_lock);
 	qp->transport_mode = cmd.transport_mode ?: dev->cfg.transport_mode;

@@ -351,7 +351,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	struct mrxe_pkt_meta *m, old;
 	struct sk_buff *skb;
 	bool first, last;
-	u8 *p, opcode, pad;
+	u8 *p, opcode, pad, path = 0;
 	u16 sport;
 	int err;
 
@@ -423,6 +423,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 		}
 		mrxe_meta_build_mrh(qp, p, mrxe_mrh_class_of(opcode), fl,
 				    w->msn, off, 0);
+		path = mrxe_path_glue_pick(qp, psn, retx, p);
 		/* MetaRoCE: every WRITE packet carries the message's RETH */
 		if (w->mask & MRXE_M_WRITE)
 			mask |= MRXE_HDR_RETH;
@@ -488,7 +489,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	}
 	memset(p + hlen + paylen, 0, pad + MRXE_ICRC_LEN);
 
-	sport = mrxe_pipe_sport(qp, psn);
+	sport = meta ? mrxe_path_glue_sport(qp, path) : mrxe_pipe_sport(qp, psn);
 	m = &req->meta[psn & (MRXE_PKT_RING - 1)];
 	old = *m;
 	m->retrans = (m->psn == psn && m->send_ns) ? m->retrans + 1 : 0;
@@ -497,6 +498,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	m->offset = off;
 	m->len = paylen;
 	m->sport = sport;
+	m->path = path;
 	m->opcode = opcode;
 	m->send_ns = ktime_get_ns();
 
@@ -700,6 +702,7 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 	bool progress = false;
 	u32 psn, last, q;
 	int err;
+	u8 path;
 
 	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
 		/* retransmissions are paced like new data (mrxe_cc.c) */
@@ -714,13 +717,15 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 		}
 		if (err) {
 			/* no WQE for it (completed or flushed): give up on it */
-			mrxe_sack_on_retransmit(sb, psn, now, 0);
+			mrxe_sack_on_retransmit(sb, psn, now,
+						mrxe_sack_ent(sb, psn)->path);
 			continue;
 		}
+		path = mrxe_path_glue_sent(qp, psn, true);
 		for (q = psn; ; q = mrxe_psn_add(q, 1)) {
 			if (q == psn ||
 			    mrxe_sack_ent(sb, q)->state == MRXE_SK_LOST)
-				mrxe_sack_on_retransmit(sb, q, now, 0);
+				mrxe_sack_on_retransmit(sb, q, now, path);
 			if (q == last)
 				break;
 		}
@@ -766,6 +771,7 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	struct mrxe_pkt_meta *pm;
 	u64 now;
 	int err;
+	u8 path;
 
 	if (w->mask & MRXE_M_READ)
 		npsn = mrxe_meta_read_npsn(qp, w, w->offset);
@@ -788,9 +794,10 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if (err)
 		return err;
 	now = ktime_get_ns();
+	path = mrxe_path_glue_sent(qp, psn, false);
 	for (i = 0; i < npsn; i++) {
 		q = mrxe_psn_add(psn, i);
-		mrxe_sack_on_send(&mq->snd.sb, q, now, 0, i ? 0 : paylen);
+		mrxe_sack_on_send(&mq->snd.sb, q, now, path, i ? 0 : paylen);
 		clear_bit(q & (MRXE_PKT_RING - 1), mq->rsp_got);
 		if (i) {
 			/* every PSN of a READ chunk maps to its bytes */
@@ -845,7 +852,9 @@ bool mrxe_req_meta_timer(struct mrxe_qp *qp)
 		if (!w || w->state != MRXE_SWQE_POSTED || !w->mask ||
 		    !mrxe_meta_room(qp, 1)) {
 			if (!mrxe_meta_resend(qp, probe, true, &last))
-				mrxe_sack_on_retransmit(sb, probe, now, 0);
+				mrxe_sack_on_retransmit(sb, probe, now,
+							mrxe_path_glue_sent(qp, probe,
+									    true));
 		}
 	}
 	return false;

@@ -919,7 +919,8 @@ extern "C" MRXE_EXPORT ibv_qp *mrxedv_create_qp(ibv_context *ctx,
 			drv.transport_mode = dv->transport_mode;
 		}
 		if (dv->comp_mask & MRXEDV_QP_INIT_ATTR_NUM_PATHS) {
-			if (dv->num_paths > MRXEDV_MAX_PATHS) {
+			/* 0 paths is no path: omit the bit for the default */
+			if (!dv->num_paths || dv->num_paths > MRXEDV_MAX_PATHS) {
 				errno = EINVAL;
 				return nullptr;
 			}

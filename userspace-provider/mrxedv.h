@@ -64,7 +64,12 @@ enum mrxedv_qp_flags {
 struct mrxedv_qp_init_attr {
 	uint64_t comp_mask;		/* enum mrxedv_qp_init_attr_mask */
 	uint32_t transport_mode;	/* enum mrxedv_transport_mode */
-	uint32_t num_paths;		/* 0 = device default, 1..16 */
+	/*
+	 * 1..16 UDP source ports (paths) a MetaRoCE RC QP sprays its requests
+	 * over; without MRXEDV_QP_INIT_ATTR_NUM_PATHS the device default.
+	 * More than 1 on UC/UD or with a STANDARD/AUTO mode: EINVAL.
+	 */
+	uint32_t num_paths;
 	uint32_t flags;			/* enum mrxedv_qp_flags */
 	uint32_t reserved;		/* must be 0 */
 };
@@ -72,8 +77,9 @@ struct mrxedv_qp_init_attr {
 /*
  * Create an RC, UC or UD QP like ibv_create_qp_ex() with MetaRoCE controls.
  * dv may be NULL (same as ibv_create_qp_ex).  Returns NULL with errno:
- * EINVAL for an unknown comp_mask bit, mode, flag, non-zero reserved field
- * or num_paths > MRXEDV_MAX_PATHS; EOPNOTSUPP when ctx is not an mrxe
+ * EINVAL for an unknown comp_mask bit, mode, flag, non-zero reserved field,
+ * num_paths 0 or > MRXEDV_MAX_PATHS, or num_paths > 1 for anything but a
+ * MetaRoCE RC QP; EOPNOTSUPP when ctx is not an mrxe
  * device or the device lacks MetaRoCE; otherwise as ibv_create_qp_ex().
  */
 struct ibv_qp *mrxedv_create_qp(struct ibv_context *ctx,

@@ -14,6 +14,7 @@
  *   SACK scoreboard  mrxe_sack.[ch]  struct mrxe_sack      qp->snd (sender)
  *   + RACK-TLP, RTO                  (has struct mrxe_rtt)
  *   RTT estimator    mrxe_rtt.[ch]   struct mrxe_rtt       inside mrxe_sack
+ *   path set         mrxe_path.[ch]  struct mrxe_path_set  qp->snd (sender)
  *   reorder window   mrxe_reorder.*  struct mrxe_reorder   qp->rcv (receiver)
  *   wire codec       mrxe_wire.[ch]  (stateless)           -
  *
@@ -104,11 +105,12 @@
 
 #include "mrxe_sack.h"
 #include "mrxe_reorder.h"
+#include "mrxe_path.h"
 
 /* Sender half of a MetaRoCE QP (requester + completer). */
 struct mrxe_meta_snd {
 	struct mrxe_sack	sb;	/* scoreboard, RACK-TLP, RTT/RTO */
-	u8			next_path;	/* path scheduler state */
+	struct mrxe_path_set	paths;	/* multipath: mrxe_path.h */
 };
 
 /* Receiver half of a MetaRoCE QP (responder). */

@@ -40,6 +40,7 @@ static void inflight_enter(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
 {
 	e->state = MRXE_SK_INFLIGHT;
 	sb->n_inflight++;
+	sb->path[e->path].inflight++;
 	if (e->retx)
 		sb->n_retx_inflight++;
 }
@@ -47,6 +48,7 @@ static void inflight_enter(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
 static void inflight_leave(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
 {
 	sb->n_inflight--;
+	sb->path[e->path].inflight--;
 	if (e->retx)
 		sb->n_retx_inflight--;
 }
@@ -64,7 +66,9 @@ int mrxe_sack_on_send(struct mrxe_sack *sb, u32 psn, u64 now, u8 path, u32 len)
 	e = mrxe_sack_ent(sb, psn);
 	e->xmit_ns = now;
 	e->len = len;
-	e->path = path;
+	e->path = path < MRXE_SACK_PATHS ? path : 0;
+	if (e->path)
+		sb->multipath = true;
 	e->retx = 0;
 	e->flags = 0;
 	inflight_enter(sb, e);
@@ -91,7 +95,9 @@ int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path)
 	if (!sb->n_inflight)
 		sb->rto_base_ns = now;
 	e->xmit_ns = now;
-	e->path = path;
+	e->path = path < MRXE_SACK_PATHS ? path : 0;
+	if (e->path)
+		sb->multipath = true;
 	if (e->retx < 255)
 		e->retx++;
 	e->flags &= ~MRXE_SKF_TLP;
@@ -106,6 +112,7 @@ static void mark_lost(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
 {
 	inflight_leave(sb, e);
 	e->state = MRXE_SK_LOST;
+	sb->path[e->path].lost++;
 	sb->n_lost++;
 	sb->cnt.lost++;
 	sb->in_recovery = true;
@@ -133,10 +140,14 @@ struct ack_ctx {
 	u64	now, echo_ns;
 	u32	echo_psn;
 	u64	karn_xmit;	/* newest never-retransmitted delivery */
+	u8	karn_path;	/* ... and its path */
 	bool	karn;
 	u64	rack_xmit;	/* newest delivery valid for RACK */
 	u32	rack_psn;
 	bool	rack;
+	u32	prack_mask;	/* paths with a RACK candidate */
+	u64	prack_xmit[MRXE_SACK_PATHS];
+	u32	prack_psn[MRXE_SACK_PATHS];
 	struct mrxe_sack_ack_res *res;
 };
 
@@ -182,11 +193,28 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		c->rack_xmit = e->xmit_ns;
 		c->rack_psn = psn;
 	}
+	/*
+	 * Per-path RACK only trusts a delivery it can attribute to one copy
+	 * (Karn): never retransmitted, or the echo names this transmission;
+	 * otherwise the first copy's arrival on its own path would count as
+	 * a fast delivery on the retransmission's path.
+	 */
+	if (!spur && (!e->retx || (c->echo_ns && psn == c->echo_psn)) &&
+	    (!(c->prack_mask & BIT(e->path)) ||
+		      sent_after(e->xmit_ns, psn, c->prack_xmit[e->path],
+				 c->prack_psn[e->path]))) {
+		c->prack_mask |= BIT(e->path);
+		c->prack_xmit[e->path] = e->xmit_ns;
+		c->prack_psn[e->path] = psn;
+	}
 	if (!e->retx && (!c->karn || e->xmit_ns > c->karn_xmit)) {
 		c->karn = true;
 		c->karn_xmit = e->xmit_ns;
+		c->karn_path = e->path;
 	}
 	sb->cnt.delivered++;
+	sb->path[e->path].delivered++;
+	sb->path[e->path].deliver_ns = c->now;
 	c->res->delivered++;
 	c->res->bytes += e->len;
 }
@@ -214,9 +242,13 @@ static u32 detect_loss(struct mrxe_sack *sb, u64 now)
 {
 	int hi = highest_sacked(sb);
 	u32 n = mrxe_sack_outstanding(sb), lost = 0, i, psn;
-	u64 reo = mrxe_sack_reo_wnd(sb), dl;
+	u64 reo = mrxe_sack_reo_wnd(sb), dl, d2, max_rtt = sb->rack_rtt_ns;
+	const struct mrxe_sack_path *sp;
 	struct mrxe_sack_ent *e;
 
+	for (i = 0; i < MRXE_SACK_PATHS; i++)
+		if (sb->path[i].rack_valid && sb->path[i].rack_rtt_ns > max_rtt)
+			max_rtt = sb->path[i].rack_rtt_ns;
 	sb->reo_deadline_ns = 0;
 	for (i = 0; i < n; i++) {
 		psn = mrxe_psn_add(sb->una, i);
@@ -230,7 +262,22 @@ static u32 detect_loss(struct mrxe_sack *sb, u64 now)
 		if (e->state != MRXE_SK_INFLIGHT || !sb->rack_valid ||
 		    !sent_after(sb->rack_xmit_ns, sb->rack_psn, e->xmit_ns, psn))
 			continue;
-		dl = e->xmit_ns + sb->rack_rtt_ns + reo;
+		/*
+		 * A later packet on any path: the slowest path's RTT, and
+		 * (multipath) only once the packet's own path went silent
+		 * that long.
+		 */
+		sp = &sb->path[e->path];
+		dl = e->xmit_ns + max_rtt + reo;
+		if (sb->multipath && sp->deliver_ns + max_rtt + reo > dl)
+			dl = sp->deliver_ns + max_rtt + reo;
+		/* a later packet on its own path: that path's RTT */
+		if (sp->rack_valid &&
+		    sent_after(sp->rack_xmit_ns, sp->rack_psn, e->xmit_ns, psn)) {
+			d2 = e->xmit_ns + sp->rack_rtt_ns + reo;
+			if (d2 < dl)
+				dl = d2;
+		}
 		if (dl <= now) {
 			mark_lost(sb, e);
 			lost++;
@@ -325,6 +372,7 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 	}
 	if (c.karn) {
 		res->rtt_ns = now - c.karn_xmit;
+		res->rtt_path = c.karn_path;
 		mrxe_rtt_sample(&sb->rtt, res->rtt_ns, now);
 	}
 	/* RFC 8985 6.2 step 2: RACK.rtt and RACK.xmit_ts */
@@ -335,6 +383,19 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 			sb->rack_xmit_ns = c.rack_xmit;
 			sb->rack_psn = c.rack_psn;
 			sb->rack_valid = true;
+		}
+	}
+	for (b = 0; b < MRXE_SACK_PATHS; b++) {
+		struct mrxe_sack_path *sp = &sb->path[b];
+
+		if (!(c.prack_mask & BIT(b)))
+			continue;
+		sp->rack_rtt_ns = now - c.prack_xmit[b];
+		if (!sp->rack_valid || sent_after(c.prack_xmit[b], c.prack_psn[b],
+						  sp->rack_xmit_ns, sp->rack_psn)) {
+			sp->rack_xmit_ns = c.prack_xmit[b];
+			sp->rack_psn = c.prack_psn[b];
+			sp->rack_valid = true;
 		}
 	}
 	if (res->delivered) {
@@ -474,6 +535,7 @@ u32 mrxe_sack_on_timer(struct mrxe_sack *sb, u64 now, u32 *probe_psn)
 int mrxe_sack_check(const struct mrxe_sack *sb)
 {
 	u32 n = mrxe_sack_outstanding(sb), cnt[4] = { 0 }, retx = 0, i;
+	u32 pin[MRXE_SACK_PATHS] = { 0 };
 	const struct mrxe_sack_ent *e;
 
 	if (n > MRXE_SACK_WINDOW)
@@ -492,7 +554,12 @@ int mrxe_sack_check(const struct mrxe_sack *sb)
 		cnt[e->state]++;
 		if (e->state == MRXE_SK_INFLIGHT && e->retx)
 			retx++;
+		if (e->state == MRXE_SK_INFLIGHT)
+			pin[e->path]++;
 	}
+	for (i = 0; i < MRXE_SACK_PATHS; i++)
+		if (pin[i] != sb->path[i].inflight)
+			return -6;
 	if (cnt[MRXE_SK_INFLIGHT] != sb->n_inflight ||
 	    cnt[MRXE_SK_SACKED] != sb->n_sacked ||
 	    cnt[MRXE_SK_LOST] != sb->n_lost || retx != sb->n_retx_inflight)

@@ -12,7 +12,17 @@
  *
  * Loss is decided by time, never by a single gap (RFC 8985 6.2): a packet
  * is lost when a packet sent after it was delivered and more than
- * rack.rtt + reo_wnd passed since it was sent; reo_wnd = min(reo_mult *
+ * rack.rtt + reo_wnd passed since it was sent.  With several paths
+ * (MetaRoCE multipath) RACK runs per path, since each path is about FIFO
+ * and packets on different paths reorder by the paths' RTT difference: a
+ * packet is lost when a later packet on its own path was delivered and
+ * that path's rack.rtt + reo_wnd passed, or when a later packet on any
+ * path was delivered, the largest per-path rack.rtt + reo_wnd passed and
+ * its own path has delivered nothing for that long either (a black-holed
+ * path goes silent; this catches it without an RTO, while a path whose
+ * queue grows keeps delivering and is judged by its own RACK only).
+ * With one path (nothing ever sent on a path other than 0) both rules are
+ * RFC 8985's; reo_wnd = min(reo_mult *
  * min_rtt / 4, srtt) and reo_mult grows on each detected spurious
  * retransmission (RFC 8985 6.2 step 4, here with timestamp echo, the
  * duplicate flag of the ACK, or "delivered sooner than min_rtt after the
@@ -82,6 +92,27 @@ struct mrxe_sack_cnt {
 	u64	bad_ack;	/* ACKs beyond nxt, ignored */
 };
 
+/*
+ * Paths a scoreboard attributes to (ent.path < MRXE_SACK_PATHS; equal to
+ * MRXE_MAX_PATHS of rdma/mrxe-abi.h).  Per-path tallies for the path
+ * engine (mrxe_path.h): packets in flight on the path of their last
+ * (re)transmission, and running totals (wrapping u32) of PSNs delivered
+ * and declared lost there.
+ */
+#define MRXE_SACK_PATHS		16
+
+struct mrxe_sack_path {
+	u32	inflight;
+	u32	delivered;
+	u32	lost;
+	u64	deliver_ns;	/* last ACK that delivered a packet of it */
+	/* RACK of this path alone: its newest delivered packet */
+	u32	rack_psn;
+	bool	rack_valid;
+	u64	rack_xmit_ns;
+	u64	rack_rtt_ns;
+};
+
 struct mrxe_sack {
 	u32	una, nxt;
 	u32	n_inflight, n_sacked, n_lost;
@@ -105,6 +136,8 @@ struct mrxe_sack {
 	u64	tlp_delack_ns;
 	u64	rto_base_ns;	/* RTO timer (re)started here */
 	struct mrxe_sack_cnt cnt;
+	bool	multipath;	/* a packet was sent on a path other than 0 */
+	struct mrxe_sack_path path[MRXE_SACK_PATHS];
 	struct mrxe_sack_ent ent[MRXE_SACK_WINDOW];
 };
 
@@ -113,6 +146,7 @@ struct mrxe_sack_ack_res {
 	u32	delivered;	/* PSNs newly acked or SACKed */
 	u64	bytes;		/* their payload bytes */
 	u64	rtt_ns;		/* Karn RTT sample, 0: none */
+	u8	rtt_path;	/* path of that sample's packet */
 	u32	lost;		/* PSNs newly declared lost */
 	u32	spurious;	/* retransmissions found spurious */
 	bool	una_moved;
@@ -138,7 +172,10 @@ enum mrxe_sack_timer_kind {
 
 void mrxe_sack_init(struct mrxe_sack *sb, u32 isn, const struct mrxe_sack_cfg *cfg);
 
-/* A new packet @psn (must be nxt) left on @path at @now. */
+/*
+ * A new packet @psn (must be nxt) left on @path (< MRXE_SACK_PATHS, larger
+ * values count as path 0) at @now.
+ */
 int mrxe_sack_on_send(struct mrxe_sack *sb, u32 psn, u64 now, u8 path, u32 len);
 
 /*

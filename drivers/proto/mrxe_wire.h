@@ -511,6 +511,13 @@ static inline u64 mrxe_mrh_ts_ns(u32 ts, u64 now_ns)
 }
 
 void mrxe_mrh_build(u8 *p, const struct mrxe_mrh *h);
+
+/* Rewrite path and path_gen of a built MRH at @p (the sender's choice). */
+static inline void mrxe_mrh_set_path(u8 *p, u8 path, u8 gen)
+{
+	p[2] = path;
+	p[3] = gen;
+}
 /* Returns 0 or MRXE_PARSE_MRH (unknown version/class, reserved bits set). */
 int mrxe_mrh_parse(const u8 *p, struct mrxe_mrh *h);
 /* The MRH class an opcode must carry, 0 if it cannot be MetaRoCE. */

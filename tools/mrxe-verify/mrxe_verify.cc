@@ -155,6 +155,7 @@ struct Options {
 	bool busy_poll = false;
 	unsigned inject_fault = 0;	// case number whose data gets corrupted
 	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
+	uint32_t paths = 0;	// --paths (this side only), 0: device default
 };
 
 void usage(FILE *f)
@@ -179,6 +180,9 @@ void usage(FILE *f)
 "                          mrxedv_create_qp (mrxe provider) in that transport\n"
 "                          mode and print the mode it resolved to (also sent\n"
 "                          to the server)\n"
+"  --paths N               with --mode: this side's QP sprays over N paths\n"
+"                          (UDP source ports), 1..16; each side chooses its\n"
+"                          own (not sent to the peer)\n"
 "  --qp rc|uc              QP type (default rc; uc skips read)\n"
 "  --mtu BYTES             path MTU 256..4096 (default: smaller active MTU)\n"
 "  --sizes LIST            comma list; K/M/G suffixes; mtu, mtu-N, mtu+N\n"
@@ -309,7 +313,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT, O_MODE,
+		O_FAULT, O_MODE, O_PATHS,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -333,6 +337,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "busy-poll", no_argument, nullptr, O_BUSY },
 		{ "inject-fault", required_argument, nullptr, O_FAULT },
 		{ "mode", required_argument, nullptr, O_MODE },
+		{ "paths", required_argument, nullptr, O_PATHS },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -425,6 +430,11 @@ int parse_args(int argc, char **argv, Options &o)
 			    std::strcmp(optarg, "auto"))
 				return bad("--mode (standard, metaroce or auto)", optarg);
 			o.mode = optarg;
+			break;
+		case O_PATHS:
+			if (!parse_num(std::string_view(optarg), o.paths) ||
+			    !o.paths)
+				return bad("--paths", optarg);
 			break;
 		case 'v': g_verbose = true; break;
 		case 'h': usage(stdout); return -1;
@@ -990,15 +1000,20 @@ ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
 	MrxedvQpInitAttr dv = {};
 	dv.comp_mask = 1;	// MRXEDV_QP_INIT_ATTR_TRANSPORT
 	dv.transport_mode = o.mode == "standard" ? 1 : o.mode == "metaroce" ? 2 : 3;
+	if (o.paths) {
+		dv.comp_mask |= 2;	// MRXEDV_QP_INIT_ATTR_NUM_PATHS
+		dv.num_paths = o.paths;
+	}
 	ibv_qp *qp = create(l.ctx.get(), &ax, &dv);
 	if (!qp)
 		return nullptr;
 	ia.cap = ax.cap;
 	MrxedvQpMode m = {};
 	int err = query(qp, &m);
-	std::printf("# mode: requested %s, resolved %s%s\n", o.mode.c_str(),
-		    err ? "?" : mode_name(m.transport_mode),
-		    err ? " (query failed)" : "");
+	std::printf("# mode: requested %s, resolved %s%s, paths %u, qpn %u\n",
+		    o.mode.c_str(), err ? "?" : mode_name(m.transport_mode),
+		    err ? " (query failed)" : "", err ? 0 : m.num_paths,
+		    qp->qp_num);
 	std::fflush(stdout);
 	return qp;
 }

@@ -173,11 +173,12 @@ DevSet parse_dev_set(Args &a)
 			d.cc_vals.emplace_back(c->attr,
 					       need_u32(kw, a.value_of(kw)));
 		} else {
-			throw UsageError("dev set: unknown argument \"" + kw +
-					 "\" (mode, paths, ecn, cnp-interval, cc, "
-					 "rate-max, rate-min, g, alpha-timer, "
-					 "rate-timer, byte-counter, ai-rate, "
-					 "hai-rate, f)");
+			throw UsageError(
+				"dev set: unknown argument \"" + kw +
+				"\" (mode, paths, ecn, cnp-interval, cc, "
+				"rate-max, rate-min, g, alpha-timer, "
+				"rate-timer, byte-counter, ai-rate, "
+				"hai-rate, f)");
 		}
 	}
 	return d;

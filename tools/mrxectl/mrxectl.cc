@@ -224,6 +224,32 @@ int dev_set(Ctx &c, Args &a)
 
 /* ---- qp / path ---- */
 
+/*
+ * One path: index, UDP source port, state, SRTT, window and the per-path
+ * counters a MetaRoCE sender reports (MRXE_ATTR_STATS inside the path).
+ */
+void print_path_fields(Printer &p, const Attrs &pt)
+{
+	p.field("path", u32_attr(pt, MRXE_ATTR_PATH_INDEX));
+	if (pt[MRXE_ATTR_PATH_SPORT])
+		p.field("sport", static_cast<uint32_t>(mnl_attr_get_u16(
+					 pt[MRXE_ATTR_PATH_SPORT])));
+	p.field("state", path_state_name(u32_attr(pt, MRXE_ATTR_PATH_STATE)));
+	if (pt[MRXE_ATTR_PATH_RTT_US])
+		p.field("rtt_us", u32_attr(pt, MRXE_ATTR_PATH_RTT_US));
+	if (pt[MRXE_ATTR_PATH_CWND])
+		p.field("cwnd", u32_attr(pt, MRXE_ATTR_PATH_CWND));
+	if (!pt[MRXE_ATTR_STATS])
+		return;
+	for_each_nested(pt[MRXE_ATTR_STATS], [&](const nlattr *s) {
+		Attrs st = parse_nested(s, MRXE_ATTR_MAX);
+		if (st[MRXE_ATTR_STAT_NAME] && st[MRXE_ATTR_STAT_VALUE])
+			p.field(mnl_attr_get_str(st[MRXE_ATTR_STAT_NAME]),
+				static_cast<uint64_t>(mnl_attr_get_u64(
+					st[MRXE_ATTR_STAT_VALUE])));
+	});
+}
+
 void print_paths(Printer &p, const Attrs &tb)
 {
 	if (!tb[MRXE_ATTR_PATHS])
@@ -232,16 +258,7 @@ void print_paths(Printer &p, const Attrs &tb)
 	for_each_nested(tb[MRXE_ATTR_PATHS], [&](const nlattr *n) {
 		Attrs pt = parse_nested(n, MRXE_ATTR_MAX);
 		p.begin_element();
-		p.field("path", u32_attr(pt, MRXE_ATTR_PATH_INDEX));
-		if (pt[MRXE_ATTR_PATH_SPORT])
-			p.field("sport", static_cast<uint32_t>(mnl_attr_get_u16(
-						 pt[MRXE_ATTR_PATH_SPORT])));
-		p.field("state",
-			path_state_name(u32_attr(pt, MRXE_ATTR_PATH_STATE)));
-		if (pt[MRXE_ATTR_PATH_RTT_US])
-			p.field("rtt_us", u32_attr(pt, MRXE_ATTR_PATH_RTT_US));
-		if (pt[MRXE_ATTR_PATH_CWND])
-			p.field("cwnd", u32_attr(pt, MRXE_ATTR_PATH_CWND));
+		print_path_fields(p, pt);
 		p.end_element();
 	});
 	p.end_array();
@@ -320,19 +337,7 @@ int path_show(Ctx &c, Args &a)
 			p.begin_record();
 			p.name("dev", str_attr(tb, MRXE_ATTR_IBDEV_NAME));
 			p.field("qpn", u32_attr(tb, MRXE_ATTR_QPN));
-			p.field("path", u32_attr(pt, MRXE_ATTR_PATH_INDEX));
-			if (pt[MRXE_ATTR_PATH_SPORT])
-				p.field("sport",
-					static_cast<uint32_t>(mnl_attr_get_u16(
-						pt[MRXE_ATTR_PATH_SPORT])));
-			p.field("state", path_state_name(u32_attr(
-						 pt, MRXE_ATTR_PATH_STATE)));
-			if (pt[MRXE_ATTR_PATH_RTT_US])
-				p.field("rtt_us",
-					u32_attr(pt, MRXE_ATTR_PATH_RTT_US));
-			if (pt[MRXE_ATTR_PATH_CWND])
-				p.field("cwnd",
-					u32_attr(pt, MRXE_ATTR_PATH_CWND));
+			print_path_fields(p, pt);
 			p.end_record();
 		});
 	});

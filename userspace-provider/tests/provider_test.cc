@@ -486,6 +486,29 @@ TEST_F(Mrxe, DirectVerbsCreateQp)
 	errno = 0;
 	EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
 	EXPECT_EQ(errno, EINVAL);
+	dv.num_paths = 0;	/* zero paths: EINVAL (omit the bit: default) */
+	errno = 0;
+	EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	/* several paths only for MetaRoCE RC (kernel check) */
+	dv.num_paths = 4;
+	errno = 0;
+	EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
+	EXPECT_EQ(errno, EINVAL) << "standard mode with 4 paths";
+	dv.transport_mode = MRXEDV_TRANSPORT_METAROCE;
+	qp = mrxedv_create_qp(ctx, &a, &dv);
+	if (qp || errno != EOPNOTSUPP) {
+		ASSERT_NE(qp, nullptr) << strerror(errno);
+		ASSERT_EQ(mrxedv_query_qp_mode(qp, &m), 0);
+		EXPECT_EQ(m.transport_mode, uint32_t(MRXEDV_TRANSPORT_METAROCE));
+		EXPECT_EQ(m.num_paths, 4u);
+		EXPECT_EQ(ibv_destroy_qp(qp), 0);
+		a.qp_type = IBV_QPT_UD;
+		errno = 0;
+		EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
+		EXPECT_EQ(errno, EINVAL) << "UD with 4 paths";
+		a.qp_type = IBV_QPT_RC;
+	}
 	dv.num_paths = 1;
 	dv.comp_mask |= 1u << 20;
 	errno = 0;

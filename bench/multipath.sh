@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Benchmark (not a test): MetaRoCE multipath over the ECMP fabric of
+# selftests/mrxe_ecmp_lib.sh (client -> R1 => N tbf-limited veth links =>
+# R2 -> server, Linux ECMP with L4 hashing), in one lab guest.
+#
+# 1. Goodput of one QP with unmodified ib_write_bw (-s 65536 -D DUR): the
+#    paths come from the device default (`mrxectl dev set DEV mode metaroce
+#    paths N` on both devices before any QP exists).  For 2 and 4 links:
+#    standard mode, MetaRoCE with 1 path, with N paths (one per link) and
+#    with 4N paths; ratios to MetaRoCE with 1 path on the same fabric.  The
+#    ECMP hash decides which link a port takes (random seed per boot), so
+#    N paths may share links: each row reports how many links the QP's
+#    ports cover (probed after the run).
+# 2. Black hole: 2 links, MetaRoCE, 4 paths, ib_write_bw -D 20; link 1
+#    gets netem loss 100% after 6 s for 4 s.  The fabric's goodput (R2 ->
+#    server bytes, sampled every 100 ms) gives the time from the black hole
+#    until a 300 ms average is back to >= 0.9x one link's rate, in ms and
+#    in MetaRoCE RTO floors (50 ms).
+#
+#   bench/multipath.sh [--rate 16mbit] [--duration 8]
+# Output: bench/results/multipath-<stamp>.csv and a summary on stdout.
+set -uo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export MRXE_ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
+export MRXE_MP_DURATION=${MRXE_MP_DURATION:-8}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rate) MRXE_ECMP_RATE=$2; shift ;;
+	--duration) MRXE_MP_DURATION=$2; shift ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ "${MRXE_VM:-0}" != 1 ]; then
+	stamp=$(date +%Y%m%d-%H%M%S)
+	mkdir -p "$REPO/bench/results"
+	log=$(mktemp)
+	trap 'rm -f "$log"' EXIT
+	"$REPO/tools/labvm/vm-run.sh" --timeout 1500 -- \
+		bash "$REPO/bench/multipath.sh" 2>&1 | tee "$log"
+	rundir=$(sed -n 's/.*logs[: ]* \(\/.*\)$/\1/p' "$log" | tail -n1)
+	csv=$(ls "$rundir"/vm1/multipath.csv 2>/dev/null)
+	[ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
+	cp "$csv" "$REPO/bench/results/multipath-$stamp.csv"
+	echo "bench: bench/results/multipath-$stamp.csv"
+	exit 0
+fi
+
+# ---- inside the lab guest ----
+# shellcheck source=../selftests/lib.sh
+. "$REPO/selftests/lib.sh"
+. "$REPO/selftests/mrxe_xfer_lib.sh"
+. "$REPO/selftests/mrxe_ecmp_lib.sh"
+OUT=${MRXE_RESULTS:-/tmp}
+CSV=$OUT/multipath.csv
+DUR=$MRXE_MP_DURATION
+echo "case,links,mode,paths,gbps,links_covered" > "$CSV"
+trap 'ecmp_cleanup' EXIT
+
+# srv_wait PORT: the perftest server in A listens on TCP PORT
+srv_wait() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# bw MODE PATHS DURATION: one ib_write_bw run over the fabric; prints Gb/s
+bw() {
+	local mode=$1 paths=$2 d=$3 so=$OUT/bw.server co=$OUT/bw.client sp
+	ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode "$mode" paths "$paths" || return 1
+	ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode "$mode" paths "$paths" || return 1
+	ip netns exec "$NS_A" timeout $((d + 60)) ib_write_bw -d "$DEV_A" -x "$GID_A" \
+		-s 65536 -D "$d" --report_gbits -p 18515 > "$so" 2>&1 &
+	sp=$!
+	srv_wait 18515
+	ip netns exec "$NS_B" timeout $((d + 60)) ib_write_bw -d "$DEV_B" -x "$GID_B" \
+		-s 65536 -D "$d" --report_gbits -p 18515 "$IP_A" > "$co" 2>&1
+	wait $sp
+	awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$co"
+}
+
+# covered: links the client QP's ports (last snapshot) take
+covered() {
+	local snap=$1 p l seen=""
+	[ -s "$snap" ] || { echo 0; return; }
+	for p in $(python3 -c 'import json,sys
+for q in json.load(open(sys.argv[1])):
+    for p in q.get("path_list", []): print(p["sport"])' "$snap"); do
+		l=$(ecmp_port_link "$p")
+		[ "$l" != 0 ] && case " $seen " in *" $l "*) ;; *) seen="$seen $l" ;; esac
+	done
+	wc -w <<< "$seen"
+}
+
+declare -A res
+for n in 2 4; do
+	ecmp_setup "$n" || exit 1
+	for spec in "standard 1" "metaroce 1" "metaroce $n" "metaroce $((4 * n))"; do
+		set -- $spec
+		snap=$OUT/snap.$n.$1.$2
+		rm -f "$snap"
+		ecmp_paths_poll "$snap"
+		g=$(bw "$1" "$2" "$DUR")
+		ecmp_paths_stop
+		c=$(covered "$snap")
+		res[$n.$1.$2]=$g
+		echo "goodput,$n,$1,$2,$g,$c" >> "$CSV"
+		echo "links $n: $1 paths $2: $g Gb/s (ports on $c of $n links)"
+	done
+	ecmp_cleanup
+done
+
+# black hole
+ecmp_setup 2 || exit 1
+ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode metaroce paths 4
+ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode metaroce paths 4
+samples=$OUT/bh.samples
+(
+	while :; do
+		echo "$(date +%s.%N) $(ip netns exec "$ECMP_R2" cat /sys/class/net/ra/statistics/tx_bytes)"
+		sleep 0.1
+	done
+) > "$samples" &
+smp=$!
+ip netns exec "$NS_A" timeout 90 ib_write_bw -d "$DEV_A" -x "$GID_A" -s 65536 -D 20 \
+	--report_gbits -p 18516 > "$OUT/bh.server" 2>&1 &
+sp=$!
+srv_wait 18516
+ip netns exec "$NS_B" timeout 90 ib_write_bw -d "$DEV_B" -x "$GID_B" -s 65536 -D 20 \
+	--report_gbits -p 18516 "$IP_A" > "$OUT/bh.client" 2>&1 &
+cp=$!
+sleep 6
+t_bh=$(date +%s.%N)
+ecmp_blackhole 1
+sleep 4
+ecmp_restore 1
+t_rs=$(date +%s.%N)
+wait $cp; crc=$?
+wait $sp
+kill $smp 2>/dev/null
+bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$OUT/bh.client")
+python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" <<'EOF'
+import sys
+samples = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+t_bh, t_rs = float(sys.argv[2]), float(sys.argv[3])
+rate = sys.argv[4].lower()
+mult = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+link_bps = next(float(rate[:-len(k)]) * v for k, v in mult.items() if rate.endswith(k))
+def rate_at(i):
+    """bits/s over the 300 ms from sample i, None at the end"""
+    t = samples[i][0]
+    j = next((k for k in range(i, len(samples)) if samples[k][0] >= t + 0.3), None)
+    if j is None:
+        return None
+    return (samples[j][1] - samples[i][1]) * 8 / (samples[j][0] - t)
+# the dip: first 300 ms window after the black hole below 0.9x one link;
+# recovery: the first window after the dip back at >= 0.9x one link
+dip = rec = None
+for i in range(len(samples)):
+    if samples[i][0] < t_bh:
+        continue
+    r = rate_at(i)
+    if r is None:
+        break
+    if dip is None and r < 0.9 * link_bps:
+        dip = samples[i][0] - t_bh
+    elif dip is not None and r >= 0.9 * link_bps:
+        rec = samples[i][0] - t_bh
+        break
+if dip is None:
+    rec = 0.0
+with open(sys.argv[5], "a") as f:
+    f.write(f"blackhole,2,metaroce,4,{sys.argv[6]},\n")
+    f.write(f"blackhole_recovery_ms,2,metaroce,4,{'' if rec is None else round(rec * 1000)},\n")
+print(f"black hole: ib_write_bw exit {sys.argv[7]}, {sys.argv[6]} Gb/s over 20 s; "
+      + ("goodput never below 0.9x one link" if dip is None else
+         f"goodput below 0.9x one link from {dip * 1000:.0f} ms; ")
+      + ("never back" if rec is None else
+         f"back to >= 0.9x one link {rec * 1000:.0f} ms after the black hole "
+         f"({rec / 0.05:.1f} RTO floors of 50 ms)"))
+EOF
+ecmp_cleanup
+
+python3 - "$CSV" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+g = {(r["case"], r["links"], r["mode"], r["paths"]): r for r in rows}
+print("\nlinks  mode      paths  Gb/s     x(1 path)  links covered")
+for r in rows:
+    if r["case"] != "goodput":
+        continue
+    base = float(g[("goodput", r["links"], "metaroce", "1")]["gbps"] or 0)
+    x = float(r["gbps"]) / base if base else 0
+    print(f"{r['links']:>5}  {r['mode']:<9} {r['paths']:>5}  {float(r['gbps']):.4f}   {x:5.2f}      {r['links_covered']}")
+EOF

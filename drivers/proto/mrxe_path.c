@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE path set: scheduler, per-path estimators, dead detection and
+ * probing; the rules and the invariant are stated in mrxe_path.h.
+ */
+#include "mrxe_path.h"
+
+#define FP(x)		((u32)(x) << MRXE_PATH_FP)
+
+/*
+ * Ports live in the IANA dynamic range 49152..65535 (0xc000 | 14 bits), as
+ * the RoCEv2 flow-label derived port does (rdma_get_udp_sport).  Path 0 of
+ * generation 0 keeps the QP's own RoCEv2 port; every other (path, gen)
+ * gets a port spread by an integer hash (murmur3 fmix32) so that ECMP
+ * hashing sees unrelated values.
+ */
+static u32 mix32(u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bU;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35U;
+	h ^= h >> 16;
+	return h;
+}
+
+u16 mrxe_path_port(u16 base, u8 idx, u8 gen)
+{
+	if (!idx && !gen)
+		return base;
+	return (u16)(0xc000 |
+		     (mix32((u32)base << 16 ^ (u32)idx << 8 ^ gen) & 0x3fff));
+}
+
+static bool port_taken(const struct mrxe_path_set *ps, u8 self, u16 port)
+{
+	u8 i;
+
+	for (i = 0; i < ps->n; i++)
+		if (i != self && ps->p[i].port == port)
+			return true;
+	return false;
+}
+
+/* Next generation of @i whose port no other path uses. */
+static void new_port(struct mrxe_path_set *ps, u8 i, bool bump)
+{
+	struct mrxe_path *p = &ps->p[i];
+	u16 port;
+	int tries = 0;
+
+	if (bump)
+		p->gen++;
+	for (;;) {
+		port = mrxe_path_port(ps->cfg.base_port, i, p->gen);
+		if (!port_taken(ps, i, port) || ++tries > 64)
+			break;
+		p->gen++;
+	}
+	p->port = port;
+}
+
+void mrxe_path_init(struct mrxe_path_set *ps, const struct mrxe_path_cfg *cfg,
+		    u64 now)
+{
+	u8 i;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->cfg = *cfg;
+	if (!ps->cfg.cwnd_init)
+		ps->cfg.cwnd_init = 16;
+	if (!ps->cfg.cwnd_min)
+		ps->cfg.cwnd_min = 2;
+	if (!ps->cfg.cwnd_max)
+		ps->cfg.cwnd_max = MRXE_SACK_WINDOW;
+	if (!ps->cfg.suspect_losses)
+		ps->cfg.suspect_losses = 2;
+	if (!ps->cfg.dead_losses)
+		ps->cfg.dead_losses = 4;
+	if (ps->cfg.probe_max_ns < ps->cfg.probe_ns)
+		ps->cfg.probe_max_ns = ps->cfg.probe_ns;
+	ps->n = cfg->num_paths;
+	if (ps->n < 1)
+		ps->n = 1;
+	if (ps->n > MRXE_PATH_MAX)
+		ps->n = MRXE_PATH_MAX;
+	ps->cfg.num_paths = ps->n;
+	for (i = 0; i < ps->n; i++) {
+		ps->p[i].cwnd = FP(ps->cfg.cwnd_init);
+		ps->p[i].ssthresh = FP(ps->cfg.cwnd_max);
+		ps->p[i].last_deliver_ns = now;
+		ps->p[i].state = MRXE_PST_ACTIVE;
+		new_port(ps, i, false);
+	}
+	ps->sched_ns = now;
+}
+
+static u64 best_srtt(const struct mrxe_path_set *ps)
+{
+	u64 b = 0;
+	u8 i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->p[i].state != MRXE_PST_DEAD && ps->p[i].srtt_ns &&
+		    (!b || ps->p[i].srtt_ns < b))
+			b = ps->p[i].srtt_ns;
+	return b;
+}
+
+static bool usable(const struct mrxe_path *p)
+{
+	return p->state != MRXE_PST_DEAD;
+}
+
+static bool probe_due(const struct mrxe_path_set *ps, const struct mrxe_path *p,
+		      u64 now)
+{
+	u64 srtt = p->srtt_ns ? p->srtt_ns : best_srtt(ps);
+
+	if (p->state == MRXE_PST_DEAD)
+		return !p->probe_out && now >= p->probe_at_ns;
+	/*
+	 * A SUSPECT path with nothing in flight would be starved by the fill
+	 * rule and never judged: one packet per path RTT keeps testing it.
+	 */
+	return p->state == MRXE_PST_SUSPECT && !p->inflight &&
+	       now - p->last_send_ns >= srtt;
+}
+
+/* Fill of @p in 1/256 units: (inflight + 1) / cwnd. */
+static u64 fill(const struct mrxe_path_set *ps, const struct mrxe_path *p)
+{
+	u32 w = p->state == MRXE_PST_SUSPECT ? FP(ps->cfg.cwnd_min) : p->cwnd;
+
+	return ((u64)(p->inflight + 1) << (2 * MRXE_PATH_FP)) / (w ? w : 1);
+}
+
+u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid)
+{
+	u8 best = MRXE_PATH_NONE, i, k;
+	u64 bf = 0, f;
+
+	if (ps->n == 1)
+		return 0;
+	/* a dead path whose probe time came carries the next new packet */
+	if (avoid == MRXE_PATH_NONE) {
+		for (k = 0; k < ps->n; k++) {
+			i = (u8)((ps->rr + k) % ps->n);
+			if (probe_due(ps, &ps->p[i], now))
+				return i;
+		}
+	}
+	for (k = 0; k < ps->n; k++) {
+		i = (u8)((ps->rr + k) % ps->n);
+		if (!usable(&ps->p[i]) || i == avoid)
+			continue;
+		f = fill(ps, &ps->p[i]);
+		if (best == MRXE_PATH_NONE || f < bf) {
+			best = i;
+			bf = f;
+		}
+	}
+	if (best == MRXE_PATH_NONE && avoid != MRXE_PATH_NONE &&
+	    avoid < ps->n && usable(&ps->p[avoid]))
+		best = avoid;	/* the only usable path */
+	if (best == MRXE_PATH_NONE) {
+		/*
+		 * Every path is DEAD: keep the QP moving on the one that died
+		 * longest ago (its probe comes first); the RTO and retry_cnt
+		 * decide whether the QP fails.
+		 */
+		for (i = 0; i < ps->n; i++)
+			if (best == MRXE_PATH_NONE ||
+			    ps->p[i].probe_at_ns < ps->p[best].probe_at_ns)
+				best = i;
+	}
+	ps->rr = (u8)((best + 1) % ps->n);
+	return best;
+}
+
+void mrxe_path_on_send(struct mrxe_path_set *ps, u8 path, bool retx, u64 now)
+{
+	struct mrxe_path *p;
+
+	if (path >= ps->n)
+		return;
+	p = &ps->p[path];
+	p->last_send_ns = now;
+	if (retx)
+		p->cnt.retx++;
+	else
+		p->cnt.sent++;
+	if (p->state == MRXE_PST_DEAD && ps->n > 1) {
+		/* this packet is the probe (mrxe_path_pick chose it) */
+		p->probe_out = true;
+		p->cnt.probes++;
+	}
+}
+
+static void rtt_sample(struct mrxe_path *p, u64 r)
+{
+	u64 d;
+
+	if (!p->srtt_ns) {
+		p->srtt_ns = r;		/* RFC 6298 2.2 */
+		p->rttvar_ns = r / 2;
+		return;
+	}
+	d = p->srtt_ns > r ? p->srtt_ns - r : r - p->srtt_ns;
+	p->rttvar_ns = p->rttvar_ns - (p->rttvar_ns >> 2) + (d >> 2);
+	p->srtt_ns = p->srtt_ns - (p->srtt_ns >> 3) + (r >> 3);
+}
+
+static void on_delivered(struct mrxe_path_set *ps, struct mrxe_path *p,
+			 u32 n, u64 now)
+{
+	u32 cmax = FP(ps->cfg.cwnd_max), i;
+
+	p->cnt.delivered += n;
+	p->consec_lost = 0;
+	p->last_deliver_ns = now;
+	if (p->state == MRXE_PST_DEAD || p->state == MRXE_PST_SUSPECT) {
+		/* a delivered probe (or a late packet) revives the path */
+		p->state = MRXE_PST_ACTIVE;
+		p->probe_out = false;
+		p->probe_backoff_ns = 0;
+		p->cwnd = FP(ps->cfg.cwnd_init);
+		p->ssthresh = cmax;
+	}
+	for (i = 0; i < n && p->cwnd < cmax; i++) {
+		if (p->cwnd < p->ssthresh)
+			p->cwnd += FP(1);		/* slow start */
+		else
+			p->cwnd += FP(FP(1)) / p->cwnd;	/* +1 per window */
+	}
+	if (p->cwnd > cmax)
+		p->cwnd = cmax;
+}
+
+static void go_dead(struct mrxe_path_set *ps, u8 i, u64 now)
+{
+	struct mrxe_path *p = &ps->p[i];
+	u64 b;
+
+	if (p->state != MRXE_PST_DEAD)
+		p->cnt.dead++;
+	p->state = MRXE_PST_DEAD;
+	p->probe_out = false;
+	p->dead_at_ns = now;
+	b = p->probe_backoff_ns ? p->probe_backoff_ns * 2 : ps->cfg.probe_ns;
+	if (b > ps->cfg.probe_max_ns)
+		b = ps->cfg.probe_max_ns;
+	p->probe_backoff_ns = b;
+	p->probe_at_ns = now + b;
+	p->cwnd = FP(ps->cfg.cwnd_min);
+	/* new entropy: the next probe tries another ECMP choice */
+	new_port(ps, i, true);
+}
+
+/* Nothing delivered on @p for this long means it may be dead. */
+static u64 quiet_ns(const struct mrxe_path_set *ps, const struct mrxe_path *p)
+{
+	u64 q = ps->cfg.dead_ns, b = best_srtt(ps);
+
+	/*
+	 * Longer than this path's RTT, and long enough for a first delivery
+	 * on a path whose RTT is not known yet.
+	 */
+	if (q < 2 * p->srtt_ns)
+		q = 2 * p->srtt_ns;
+	if (q < 4 * b)
+		q = 4 * b;
+	return q;
+}
+
+static void on_lost(struct mrxe_path_set *ps, u8 i, u32 n, u64 now)
+{
+	struct mrxe_path *p = &ps->p[i];
+	u32 cmin = FP(ps->cfg.cwnd_min);
+
+	p->cnt.lost += n;
+	p->consec_lost += n;
+	if (p->state == MRXE_PST_DEAD) {
+		if (p->probe_out)
+			go_dead(ps, i, now);	/* the probe was lost */
+		return;
+	}
+	/* multiplicative decrease, once per path RTT (RFC 5681 3.1 style) */
+	if (!p->cut_ns || now - p->cut_ns >= (p->srtt_ns ? p->srtt_ns : 1)) {
+		p->cut_ns = now;
+		p->ssthresh = p->cwnd / 2 > cmin ? p->cwnd / 2 : cmin;
+		p->cwnd = p->ssthresh;
+		p->cnt.cwnd_cuts++;
+	}
+	if (ps->n > 1 && p->consec_lost >= ps->cfg.suspect_losses)
+		p->state = MRXE_PST_SUSPECT;
+}
+
+/* SUSPECT -> DEAD: dead_losses in a row and nothing delivered for quiet_ns. */
+static void judge(struct mrxe_path_set *ps, u8 i, u64 now)
+{
+	struct mrxe_path *p = &ps->p[i];
+
+	if (p->state != MRXE_PST_SUSPECT || p->probe_out || ps->n == 1)
+		return;
+	if (p->consec_lost >= ps->cfg.dead_losses &&
+	    now - p->last_deliver_ns >= quiet_ns(ps, p))
+		go_dead(ps, i, now);
+}
+
+/* ACTIVE <-> CONGESTED: a recent window cut, or RTT far above the best. */
+static void classify(struct mrxe_path_set *ps, struct mrxe_path *p, u64 best,
+		     u64 now)
+{
+	bool cong;
+
+	if (p->state != MRXE_PST_ACTIVE && p->state != MRXE_PST_CONGESTED)
+		return;
+	cong = (p->cut_ns && now - p->cut_ns < (p->srtt_ns ? p->srtt_ns : 1)) ||
+	       (best && p->srtt_ns > 2 * best);
+	p->state = cong ? MRXE_PST_CONGESTED : MRXE_PST_ACTIVE;
+}
+
+void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
+		    u64 now)
+{
+	const struct mrxe_sack_path *t;
+	struct mrxe_path *p;
+	u32 d, l;
+	u64 best;
+	u8 i;
+
+	for (i = 0; i < ps->n; i++) {
+		p = &ps->p[i];
+		t = &sb->path[i];
+		/* a newer per-path RACK delivery: its RTT is this path's */
+		if (t->rack_valid && t->rack_xmit_ns != p->seen_rack_ns) {
+			p->seen_rack_ns = t->rack_xmit_ns;
+			rtt_sample(p, t->rack_rtt_ns);
+		}
+		d = t->delivered - p->seen_delivered;
+		l = t->lost - p->seen_lost;
+		p->seen_delivered = t->delivered;
+		p->seen_lost = t->lost;
+		p->inflight = t->inflight;
+		/* a loss and a later delivery in one ACK: the path works */
+		if (l)
+			on_lost(ps, i, l, now);
+		if (d)
+			on_delivered(ps, p, d, now);
+	}
+	best = best_srtt(ps);
+	for (i = 0; i < ps->n; i++) {
+		judge(ps, i, now);
+		classify(ps, &ps->p[i], best, now);
+	}
+	ps->sched_ns = now;
+}
+
+/* The scoreboard was re-initialised (mrxe_sack_init): its tallies are 0. */
+void mrxe_path_sb_reset(struct mrxe_path_set *ps)
+{
+	u8 i;
+
+	for (i = 0; i < MRXE_PATH_MAX; i++) {
+		ps->p[i].seen_delivered = 0;
+		ps->p[i].seen_lost = 0;
+		ps->p[i].seen_rack_ns = 0;
+		ps->p[i].inflight = 0;
+	}
+}
+
+void mrxe_path_on_ecn(struct mrxe_path_set *ps, u8 path)
+{
+	if (path < ps->n)
+		ps->p[path].cnt.ecn++;
+}
+
+u32 mrxe_path_count(const struct mrxe_path_set *ps, u8 state)
+{
+	u32 n = 0;
+	u8 i;
+
+	for (i = 0; i < ps->n; i++)
+		n += ps->p[i].state == state;
+	return n;
+}
+
+int mrxe_path_check(const struct mrxe_path_set *ps)
+{
+	u8 i, j;
+
+	if (ps->n < 1 || ps->n > MRXE_PATH_MAX)
+		return -1;
+	for (i = 0; i < ps->n; i++) {
+		const struct mrxe_path *p = &ps->p[i];
+
+		if (p->cwnd < FP(ps->cfg.cwnd_min) ||
+		    p->cwnd > FP(ps->cfg.cwnd_max))
+			return -2;
+		if (p->state > MRXE_PST_DEAD)
+			return -3;
+		if (p->port < 0xc000 && (i || p->gen))
+			return -4;
+		for (j = 0; j < i; j++)
+			if (ps->p[j].port == p->port)
+				return -5;
+	}
+	return 0;
+}

@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A real ECMP fabric inside one lab guest, for the multipath tests
+# (mrxe_multipath.sh) and bench/multipath.sh.  Source after lib.sh and
+# mrxe_xfer_lib.sh.
+#
+#   NS_B (client, mrxe1) -- R1 ==== N parallel veth links ==== R2 -- NS_A
+#   10.77.2.1        .254  p1..pN  10.78.i.1 <-> 10.78.i.2  q1..qN  (mrxe0)
+#                                                         .254  10.77.1.1
+#
+# R1 holds an IPv4 multipath route to 10.77.1.0/24 over every link with
+# L4 hashing (net.ipv4.fib_multipath_hash_policy=1, per netns), so UDP
+# flows with different source ports take different links (Linux's own
+# ECMP: the hash is seeded at random per boot, so which port takes which
+# link is found out with probes, ecmp_port_link).  R2 returns everything
+# over link 1.  Every link direction R1 -> R2 gets a tbf (ECMP_RATE) so the
+# link, not the guest's CPU, is the bottleneck; per-link counters are R1's
+# pN tx_packets.
+#
+# Sets the variables mrxe_xfer_lib.sh uses (NS_A/NS_B, IP_A/IP_B, DEV_A/
+# DEV_B, GID_A/GID_B, SRV_IP), so verify_run and xfer_pair work unchanged:
+# the server (A) is the far end, the client (B) sends its requests over
+# the fabric.
+
+ECMP_R1=mrxe-r1-$$
+ECMP_R2=mrxe-r2-$$
+ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
+ECMP_N=0
+MRXECTL=$MRXE_REPO/build/mrxectl
+
+# ecmp_link_qdisc I: the link's normal qdisc (tbf at ECMP_RATE)
+ecmp_link_qdisc() {
+	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" root \
+		tbf rate "$ECMP_RATE" burst 16kb latency 100ms
+}
+
+# ecmp_setup N [NETDEV_MTU]: the fabric with N links and both mrxe devices.
+ecmp_setup() {
+	local n=$1 mtu=${2:-1500} i nh=()
+	ECMP_N=$n
+	IP_A=10.77.1.1
+	IP_B=10.77.2.1
+	mrxe_require_module
+	mrxe_del_all_links || true
+	modprobe veth 2>/dev/null
+	modprobe sch_tbf 2>/dev/null || true
+	modprobe sch_netem 2>/dev/null || true
+	for ns in "$NS_A" "$NS_B" "$ECMP_R1" "$ECMP_R2"; do
+		ip netns add "$ns" || return 1
+		ip -n "$ns" link set lo up
+	done
+	ip link add "$VETH_A" netns "$NS_A" type veth peer name ra netns "$ECMP_R2" || return 1
+	ip link add "$VETH_B" netns "$NS_B" type veth peer name rb netns "$ECMP_R1" || return 1
+	ip -n "$NS_A" addr add "$IP_A/24" dev "$VETH_A"
+	ip -n "$ECMP_R2" addr add 10.77.1.254/24 dev ra
+	ip -n "$NS_B" addr add "$IP_B/24" dev "$VETH_B"
+	ip -n "$ECMP_R1" addr add 10.77.2.254/24 dev rb
+	for i in $(seq 1 "$n"); do
+		ip link add "p$i" netns "$ECMP_R1" type veth peer name "q$i" netns "$ECMP_R2" || return 1
+		ip -n "$ECMP_R1" addr add "10.78.$i.1/24" dev "p$i"
+		ip -n "$ECMP_R2" addr add "10.78.$i.2/24" dev "q$i"
+		ip -n "$ECMP_R1" link set "p$i" mtu "$mtu" up
+		ip -n "$ECMP_R2" link set "q$i" mtu "$mtu" up
+		nh+=(nexthop via "10.78.$i.2" dev "p$i")
+	done
+	ip -n "$NS_A" link set "$VETH_A" mtu "$mtu" up
+	ip -n "$NS_B" link set "$VETH_B" mtu "$mtu" up
+	ip -n "$ECMP_R2" link set ra mtu "$mtu" up
+	ip -n "$ECMP_R1" link set rb mtu "$mtu" up
+	ip netns exec "$ECMP_R1" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$ECMP_R2" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$ECMP_R1" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 || return 1
+	if [ "$n" -gt 1 ]; then
+		ip -n "$ECMP_R1" route add 10.77.1.0/24 "${nh[@]}" || return 1
+	else
+		ip -n "$ECMP_R1" route add 10.77.1.0/24 via 10.78.1.2 dev p1 || return 1
+	fi
+	ip -n "$ECMP_R2" route add 10.77.2.0/24 via 10.78.1.1 dev q1 || return 1
+	ip -n "$NS_A" route add default via 10.77.1.254
+	ip -n "$NS_B" route add default via 10.77.2.254
+	for i in $(seq 1 "$n"); do
+		ecmp_link_qdisc "$i" || return 1
+	done
+	DEV_A=${MRXE_DEV_PREFIX:-mrxe}0
+	DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
+	link_add "$NS_A" "$DEV_A" "$VETH_A" || return 1
+	link_add "$NS_B" "$DEV_B" "$VETH_B" || return 1
+	xfer_wait_gid "$DEV_A" "$IP_A" || return 1
+	GID_A=$REPLY
+	xfer_wait_gid "$DEV_B" "$IP_B" || return 1
+	GID_B=$REPLY
+	wait_for 10 port_state_is "$DEV_A" ACTIVE || return 1
+	wait_for 10 port_state_is "$DEV_B" ACTIVE || return 1
+	SRV_IP=$IP_A
+	ip netns exec "$NS_B" ping -c1 -W5 "$IP_A" > /dev/null ||
+		{ echo "no IP connectivity over the fabric"; return 1; }
+	echo "ECMP fabric: $DEV_B ($IP_B) -> R1 => $n x $ECMP_RATE links => R2 -> $DEV_A ($IP_A)"
+}
+
+ecmp_cleanup() {
+	mrxe_del_all_links || true
+	local ns
+	for ns in "$NS_A" "$NS_B" "$ECMP_R1" "$ECMP_R2"; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	return 0
+}
+
+# ecmp_tx I: packets R1 sent on link I (towards A)
+ecmp_tx() {
+	ip netns exec "$ECMP_R1" cat "/sys/class/net/p$1/statistics/tx_packets"
+}
+
+# ecmp_counters: "tx1 tx2 ... txN"
+ecmp_counters() {
+	local i out=()
+	for i in $(seq 1 "$ECMP_N"); do
+		out+=("$(ecmp_tx "$i")")
+	done
+	echo "${out[*]}"
+}
+
+# ecmp_delta BEFORE AFTER: per-link difference of two ecmp_counters lines
+ecmp_delta() {
+	python3 -c 'import sys; a = sys.argv[1].split(); b = sys.argv[2].split(); print(" ".join(str(int(y) - int(x)) for x, y in zip(a, b)))' "$1" "$2"
+}
+
+# ecmp_port_link SPORT: the link (1..N) that UDP SPORT -> A:4791 takes,
+# found with 40 probe datagrams from B while the fabric is otherwise idle
+# (mrxe on A drops them as malformed).  Prints 0 when no link moved 40.
+ecmp_port_link() {
+	local before after i d
+	before=$(ecmp_counters)
+	ip netns exec "$NS_B" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+for _ in range(40):
+    s.sendto(b"mrxe-ecmp-probe", (sys.argv[3], 4791))
+' "$IP_B" "$1" "$IP_A" || { echo 0; return; }
+	sleep 0.3
+	after=$(ecmp_counters)
+	i=0
+	for d in $(ecmp_delta "$before" "$after"); do
+		i=$((i + 1))
+		if [ "$d" -ge 40 ]; then
+			echo "$i"
+			return
+		fi
+	done
+	echo 0
+}
+
+# ecmp_blackhole I / ecmp_restore I: netem loss 100% on link I (R1 -> R2),
+# the route stays up; back to the tbf.
+ecmp_blackhole() {
+	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" root netem loss 100%
+}
+
+ecmp_restore() {
+	ecmp_link_qdisc "$1"
+}
+
+# ecmp_dropped I: packets the qdisc of link I dropped
+ecmp_dropped() {
+	ip netns exec "$ECMP_R1" tc -s qdisc show dev "p$1" |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# ecmp_paths_poll FILE: in the background, keep FILE the newest non-empty
+# `mrxectl -j qp show DEV_B` restricted to RC QPs (the client's QP and its
+# per-path state) while a transfer runs, and FILE.sawdead the newest one
+# showing a DEAD path; stop with ecmp_paths_stop.
+ecmp_paths_poll() {
+	local f=$1
+	(
+		while :; do
+			# RC QPs only (the device also lists its GSI QP)
+			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" 2>/dev/null |
+				python3 -c 'import json,sys
+d = [q for q in json.load(sys.stdin) if q.get("type") == "RC" and q.get("path_list")]
+if d: print(json.dumps(d))' > "$f.tmp" 2>/dev/null &&
+				[ -s "$f.tmp" ] && mv "$f.tmp" "$f"
+			# keep every snapshot that shows a DEAD path
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(p["state"]=="dead" for q in d for p in q.get("path_list", [])) else 1)' "$f" 2>/dev/null &&
+				cp "$f" "$f.sawdead"
+			sleep 0.2
+		done
+	) &
+	ECMP_POLL_PID=$!
+}
+
+ecmp_paths_stop() {
+	[ -n "${ECMP_POLL_PID:-}" ] && kill "$ECMP_POLL_PID" 2>/dev/null
+	wait "$ECMP_POLL_PID" 2>/dev/null || true
+	ECMP_POLL_PID=
+}

@@ -1,0 +1,277 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 900
+# MetaRoCE multipath (issue 10) over a real ECMP fabric in the guest
+# (mrxe_ecmp_lib.sh: client B -> R1 => N rate-limited veth links => R2 ->
+# server A, Linux ECMP with L4 hashing).  Every transfer is mrxe-verify
+# (every byte checked).  The client QP sprays over --paths UDP source ports;
+# the server QP keeps its own count.
+#
+#   ecmp_fabric  the lab itself: 16 UDP source ports probed from B must
+#                use both links (L4 hashing works; P(all on one) = 2^-15);
+#   spread_2/4/8 2 (4, 8) paths over 2 (4, 2) links: the per-path UDP ports
+#                are mapped to links with probe datagrams after the run;
+#                every link that carries ports must carry a real share of
+#                the QP's packets (>= 1/3 of what its ports sent), links
+#                with none almost nothing: traffic follows the paths, the
+#                paths follow Linux's ECMP.  Which links the ports cover is
+#                the hash's choice (random seed per boot) and is printed;
+#   blackhole    2 links, 4 paths: link 1 gets netem loss 100% for 3 s
+#                mid-transfer (the route stays up), then its tbf again; the
+#                transfer completes verified, and every path whose port took
+#                link 1 (probed afterwards) counted a death (DEAD, then a
+#                fresh port and a probe); snapshots with a DEAD path and
+#                the last one are printed;
+#   standard     a standard-mode QP (one UDP source port, as RoCEv2) stays
+#                on one link;
+#   bad_paths    --paths 17 and 4 paths on a standard QP: EINVAL at create;
+#                device default 0 / 17: rejected with the argument named;
+#   mixed        server 3 paths, client 2, both directions (--reverse).
+# Sized for TCG: 16 Mbit/s per link.
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-300}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+. "$(dirname "$0")/mrxe_ecmp_lib.sh"
+
+PORT=17411
+
+mp_setup() {
+	xfer_require verify datapath
+	[ $XFER_LOOP = 1 ] && skip "multipath needs two mrxe devices"
+	[ -x "$MRXECTL" ] || skip "$MRXECTL not built (make tool)"
+	trap 'ecmp_paths_stop; ecmp_cleanup' EXIT
+	ecmp_setup "$1"
+}
+
+# mp_run SERVER_ARGS -- CLIENT_ARGS: one mrxe-verify pair over the fabric
+mp_run() {
+	local -a s=() c=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do s+=("$1"); shift; done
+	shift
+	c=("$@")
+	PORT=$((PORT + 1))
+	xfer_pair 600 "tcp:$PORT" \
+		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+			--dev "$DEV_A" --gid-index "$GID_A" "${s[@]}" \
+		-- \
+		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+			--dev "$DEV_B" --gid-index "$GID_B" --timeout 300 "${c[@]}"
+}
+
+# mp_check_spread SNAPSHOT DELTA: per-link packets against the paths'
+# ports (probed now, the fabric idle) and what each path sent.
+mp_check_spread() {
+	local snap=$1 delta=$2 ports p map=()
+	ports=$(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for p in d[0]["path_list"]:
+    print(p["sport"])' "$snap") || { echo "FAILED: no path snapshot"; return 1; }
+	for p in $ports; do
+		map+=("$p:$(ecmp_port_link "$p")")
+	done
+	echo "port -> link: ${map[*]}"
+	python3 - "$snap" "$delta" "${map[@]}" <<'EOF'
+import json, sys
+snap = json.load(open(sys.argv[1]))[0]
+delta = [int(x) for x in sys.argv[2].split()]
+link_of = {int(a): int(b) for a, b in (m.split(":") for m in sys.argv[3:])}
+want = [0] * len(delta)
+cur = set()
+bad = 0
+rerolled = 0
+for p in snap["path_list"]:
+    sent = p.get("sent", 0) + p.get("retransmitted", 0)
+    print(f"path {p['path']}: sport {p['sport']} gen {p.get('gen')} state "
+          f"{p['state']} sent {sent} delivered {p.get('delivered')} lost "
+          f"{p.get('lost')} dead {p.get('dead')} link {link_of.get(p['sport'])}")
+    l = link_of.get(p["sport"], 0)
+    if l == 0:
+        print(f"FAILED: port {p['sport']} took no link")
+        bad = 1
+        continue
+    cur.add(l)
+    if p.get("gen", 0) == 0:
+        want[l - 1] += sent
+    else:
+        rerolled += 1
+total = sum(delta)
+print(f"per-link packets {delta}, expected from the paths' first ports {want}")
+if rerolled:
+    # a path that changed ports sent on links the last snapshot cannot
+    # name: only check that every link its current ports take carried a
+    # real share (and report how the ports moved)
+    print(f"{rerolled} path(s) changed ports (path_gen > 0) during the run")
+    for l in sorted(cur):
+        if delta[l - 1] < 0.1 * total / len(cur):
+            print(f"FAILED: link {l} (current ports) carried {delta[l - 1]} of {total}")
+            bad = 1
+else:
+    for i, (got, w) in enumerate(zip(delta, want)):
+        if w and got < w / 3:
+            print(f"FAILED: link {i + 1} carried {got}, its ports sent {w}")
+            bad = 1
+        if not w and got > 0.1 * total:
+            print(f"FAILED: link {i + 1} carried {got} of {total} with no port on it")
+            bad = 1
+used = sum(1 for d in delta if d > 0.1 * total / len(delta))
+print(f"links with a real share of the QP's packets: {used} of {len(delta)}")
+sys.exit(bad)
+EOF
+}
+
+# mp_spread LINKS PATHS
+mp_spread() {
+	local n=$1 np=$2 before after snap=$XFER_TMP/paths.$1.$2
+	mp_setup "$n"
+	before=$(ecmp_counters)
+	ecmp_paths_poll "$snap"
+	SECONDS=0
+	mp_run --mode metaroce -- --mode metaroce --paths "$np" --mtu 1024 \
+		--iters 1 --ops write,send,read --sizes 1,mtu+1,1M,4M
+	echo "transfer: ${SECONDS}s"
+	ecmp_paths_stop
+	after=$(ecmp_counters)
+	grep -q "resolved metaroce, paths $np" "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: client QP not metaroce with $np paths"; return 1; }
+	mp_check_spread "$snap" "$(ecmp_delta "$before" "$after")"
+}
+
+test_ecmp_fabric() {
+	local p l seen=""
+	mp_setup 2
+	for p in $(seq 50000 50015); do
+		l=$(ecmp_port_link "$p")
+		seen="$seen $p:$l"
+	done
+	echo "port -> link:$seen"
+	echo "$seen" | grep -q ":1" && echo "$seen" | grep -q ":2" ||
+		{ echo "FAILED: 16 source ports did not use both links"; return 1; }
+}
+
+test_spread_2() {
+	mp_spread 2 2
+}
+
+test_spread_4() {
+	mp_spread 4 4
+}
+
+test_spread_8() {
+	mp_spread 2 8
+}
+
+test_blackhole() {
+	local snap=$XFER_TMP/paths.bh ports p sp drops map=()
+	mp_setup 2
+	ecmp_paths_poll "$snap"
+	(
+		mp_run --mode metaroce -- --mode metaroce --paths 4 --mtu 1024 \
+			--iters 1 --ops write --sizes 16M > "$XFER_TMP/bh.out" 2>&1
+		echo $? > "$XFER_TMP/bh.rc"
+	) &
+	sp=$!
+	wait_for 60 test -s "$snap" || { echo "FAILED: no path snapshot"; return 1; }
+	cp "$snap" "$snap.first"
+	sleep 1
+	ecmp_blackhole 1
+	sleep 3
+	ecmp_restore 1
+	SECONDS=0
+	echo "link 1 black-holed for 3 s"
+	wait $sp || true
+	echo "restore -> end of transfer: ${SECONDS}s"
+	ecmp_paths_stop
+	cat "$XFER_TMP/bh.out"
+	[ "$(cat "$XFER_TMP/bh.rc")" = 0 ] || { echo "FAILED: transfer failed"; return 1; }
+	# which link each path's first port took (probed now, idle)
+	ports=$(python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))[0]["path_list"]: print(p["sport"])' "$snap.first")
+	for p in $ports; do
+		map+=("$p:$(ecmp_port_link "$p")")
+	done
+	echo "first ports -> link: ${map[*]}"
+	if [ -f "$snap.sawdead" ]; then
+		echo "a snapshot with a DEAD path:"
+		python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))[0]["path_list"]:
+    print(" ", p["path"], p["sport"], p["state"], "gen", p.get("gen"), "dead", p.get("dead"), "probes", p.get("probes"))' "$snap.sawdead"
+	fi
+	python3 - "$snap.first" "$snap" "${map[@]}" <<'EOF'
+import json, sys
+first = json.load(open(sys.argv[1]))[0]["path_list"]
+last = {p["path"]: p for p in json.load(open(sys.argv[2]))[0]["path_list"]}
+link_of = {int(a): int(b) for a, b in (m.split(":") for m in sys.argv[3:])}
+hit = [p["path"] for p in first if link_of.get(p["sport"]) == 1]
+print("last snapshot:")
+for i, p in sorted(last.items()):
+    print(f"  path {i}: sport {p['sport']} state {p['state']} gen {p.get('gen')} "
+          f"dead {p.get('dead')} probes {p.get('probes')} sent {p.get('sent')} "
+          f"delivered {p.get('delivered')} lost {p.get('lost')}")
+if not hit:
+    print("NOTE: no path's port took link 1 (ECMP hash): nothing to detect")
+    sys.exit(0)
+print(f"paths on the black-holed link: {hit}")
+bad = 0
+for i in hit:
+    if not last[i].get("dead"):
+        print(f"FAILED: path {i} on the black-holed link never went DEAD")
+        bad = 1
+if any(p["state"] == "dead" for p in last.values()):
+    print("NOTE: a path was still DEAD at the last snapshot")
+sys.exit(bad)
+EOF
+}
+
+test_standard_one_link() {
+	local before after
+	mp_setup 2
+	before=$(ecmp_counters)
+	mp_run --mode standard -- --mode standard --mtu 1024 --iters 1 \
+		--ops write,send --sizes 1,1M,4M
+	after=$(ecmp_counters)
+	python3 - "$(ecmp_delta "$before" "$after")" <<'EOF'
+import sys
+d = [int(x) for x in sys.argv[1].split()]
+t = sum(d)
+print(f"per-link packets of a standard QP: {d}")
+if t < 1000 or max(d) < 0.95 * t:
+    print("FAILED: a standard-mode QP must stay on one link")
+    sys.exit(1)
+EOF
+}
+
+test_bad_paths() {
+	local out p
+	mp_setup 1
+	# the client creates its QP after connecting: a server must listen
+	for bad in "--mode metaroce --paths 17" "--mode standard --paths 4"; do
+		# shellcheck disable=SC2086
+		if mp_run --mode metaroce -- $bad --iters 1 --ops write --sizes 1; then
+			echo "FAILED: $bad accepted"
+			return 1
+		fi
+		grep -q "Invalid argument" "$XFER_CLIENT_OUT" ||
+			{ echo "FAILED: $bad: not EINVAL"; return 1; }
+		echo "$bad: EINVAL"
+	done
+	for p in 0 17; do
+		out=$(run_b "$MRXECTL" dev set "$DEV_B" paths $p 2>&1) &&
+			{ echo "FAILED: dev set paths $p accepted"; return 1; }
+		echo "dev set paths $p: $out"
+		echo "$out" | grep -q "paths" || { echo "FAILED: argument not named"; return 1; }
+	done
+}
+
+test_mixed_counts() {
+	mp_setup 2
+	mp_run --mode metaroce --paths 3 -- --mode metaroce --paths 2 \
+		--mtu 1024 --iters 1 --ops write,send,read --reverse \
+		--sizes 1,mtu+1,1M
+	grep -q "resolved metaroce, paths 2" "$XFER_CLIENT_OUT" &&
+	grep -q "resolved metaroce, paths 3" "$XFER_SERVER_OUT" ||
+		{ echo "FAILED: path counts not 2 (client) and 3 (server)"; return 1; }
+}
+
+mrxe_run_tests test_ecmp_fabric test_spread_2 test_spread_4 test_spread_8 \
+	test_blackhole test_standard_one_link test_bad_paths test_mixed_counts

@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+// MetaRoCE multipath: the path engine (mrxe_path) driving a real scoreboard
+// (mrxe_sack) and reorder window (mrxe_reorder) over a simulated set of
+// paths, each with a rate (serialisation time per packet), a drop-tail
+// queue, a propagation delay, random loss and an optional outage (every
+// packet dropped, the "black hole" of a failed link).  After every step:
+// the scoreboard invariant (mrxe_sack_check, which also recounts the
+// per-path in-flight tallies) and the path set invariant (mrxe_path_check);
+// at the end every PSN was delivered exactly once.  Reported: per-path
+// traffic shares per phase, DEAD detection and recovery times.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <queue>
+#include <random>
+#include <vector>
+
+extern "C" {
+#include "mrxe_path.h"
+#include "mrxe_reorder.h"
+#include "mrxe_sack.h"
+}
+
+namespace {
+
+constexpr u64 kUs = 1000, kMs = 1000 * kUs;
+
+struct LinkCfg {
+	u64 ser = 10 * kUs;	// serialisation time per packet (1/rate)
+	u64 delay = 20 * kUs;	// propagation
+	u32 qlimit = 128;	// drop-tail queue, packets
+	double loss = 0;
+	u64 down_from = 0, down_to = 0;	// black hole
+};
+
+struct PathSimCfg {
+	u32 npkts = 20000;
+	u32 isn = MRXE_PSN_MASK - 3000;	// crosses the 2^24 wrap
+	u8 num_paths = 2;
+	u16 base_port = 0xc123;
+	std::vector<LinkCfg> links;	// links.size() distinct links
+	// path -> link: the ECMP hash of the path's port; default i % links
+	bool hash_ports = false;
+	u64 gap = 1 * kUs;		// sender pacing (faster than any link)
+	u64 ack_delay = 20 * kUs;
+	std::vector<u64> marks;		// phase boundaries for the shares
+};
+
+struct PathSimResult {
+	std::vector<std::vector<u64>> sent;	// [phase][link] packets sent
+	std::vector<std::vector<u64>> delivered;	// [phase][link]
+	u64 end_ns = 0;
+	u64 dead_ns = 0;	// first time a path was DEAD
+	u64 revived_ns = 0;	// first time after dead_ns all were usable
+	u64 probes = 0, deaths = 0, retransmits = 0;
+	u64 retx_same_path = 0, retx_total = 0;
+};
+
+struct Pkt {
+	u32 psn;
+	u64 abs;
+	u8 link;
+	u32 tsval;	// MRH tsval of this transmission (echoed)
+};
+
+struct Ev {
+	u64 t, seq;
+	bool is_ack;
+	size_t idx;
+	bool operator>(const Ev &o) const
+	{
+		return t != o.t ? t > o.t : seq > o.seq;
+	}
+};
+
+class PathSim {
+public:
+	PathSim(const PathSimCfg &c, unsigned seed) : c_(c), rng_(seed)
+	{
+		struct mrxe_sack_cfg sc = {};
+		struct mrxe_path_cfg pc = {};
+
+		sc.rto_floor_ns = 1 * kMs;
+		sc.rto_ceil_ns = 100 * kMs;
+		sc.rto_init_ns = 2 * kMs;
+		sc.min_rtt_win_ns = 10000 * kMs;
+		sc.reo_persist = MRXE_SACK_REO_PERSIST_META;
+		mrxe_sack_init(&sb_, c.isn, &sc);
+		mrxe_reorder_init(&rw_, c.isn);
+		pc.num_paths = c.num_paths;
+		pc.base_port = c.base_port;
+		pc.dead_ns = 1 * kMs;
+		pc.probe_ns = 2 * kMs;
+		pc.probe_max_ns = 16 * kMs;
+		mrxe_path_init(&ps_, &pc, 0);
+		delivered_.assign(c.npkts, 0);
+		busy_.assign(c.links.size(), 0);
+		res_.sent.assign(c.marks.size() + 1,
+				 std::vector<u64>(c.links.size(), 0));
+		res_.delivered = res_.sent;
+	}
+
+	u8 link_of(u8 path)
+	{
+		if (!c_.hash_ports)
+			return path % c_.links.size();
+		// a stand-in for ECMP: a hash of the port picks the link
+		u32 h = ps_.p[path].port * 2654435761u;
+		return (u8)((h >> 16) % c_.links.size());
+	}
+
+	size_t phase() const
+	{
+		size_t i = 0;
+
+		while (i < c_.marks.size() && now_ >= c_.marks[i])
+			i++;
+		return i;
+	}
+
+	::testing::AssertionResult run(PathSimResult *out)
+	{
+		u64 next_send = 0, steps = 0;
+
+		while (ndelivered_ < c_.npkts || mrxe_sack_outstanding(&sb_)) {
+			if (++steps > 100ull * c_.npkts + 100000)
+				return ::testing::AssertionFailure() << "no progress";
+			if (next_send <= now_ && send_one()) {
+				next_send = now_ + c_.gap;
+				continue;
+			}
+			u64 t = UINT64_MAX;
+			if (!q_.empty())
+				t = q_.top().t;
+			u64 tm = mrxe_sack_timer(&sb_, nullptr);
+			if (tm && tm < t)
+				t = tm;
+			if (has_work() && next_send < t)
+				t = next_send;
+			// a dead path's probe time is an event too
+			for (u8 i = 0; i < ps_.n; i++)
+				if (ps_.p[i].state == MRXE_PST_DEAD &&
+				    ps_.p[i].probe_at_ns > now_ &&
+				    ps_.p[i].probe_at_ns < t && sent_new_ < c_.npkts)
+					t = ps_.p[i].probe_at_ns;
+			if (t == UINT64_MAX)
+				return ::testing::AssertionFailure() << "deadlock";
+			if (t > now_)
+				now_ = t;
+			if (!q_.empty() && q_.top().t <= now_) {
+				Ev e = q_.top();
+				q_.pop();
+				auto r = e.is_ack ? on_ack(e.idx) : on_data(e.idx);
+				if (!r)
+					return r;
+			} else if (tm && tm <= now_) {
+				on_timer();
+			}
+			int ck = mrxe_sack_check(&sb_);
+			if (ck)
+				return ::testing::AssertionFailure() << "scoreboard check " << ck;
+			ck = mrxe_path_check(&ps_);
+			if (ck)
+				return ::testing::AssertionFailure() << "path check " << ck;
+			track_states();
+		}
+		for (u32 i = 0; i < c_.npkts; i++)
+			if (delivered_[i] != 1)
+				return ::testing::AssertionFailure() << "abs " << i << " delivered "
+					<< (int)delivered_[i] << " times";
+		res_.end_ns = now_;
+		for (u8 i = 0; i < ps_.n; i++) {
+			res_.probes += ps_.p[i].cnt.probes;
+			res_.deaths += ps_.p[i].cnt.dead;
+		}
+		res_.retransmits = sb_.cnt.retransmits;
+		*out = res_;
+		return ::testing::AssertionSuccess();
+	}
+
+	void dump() const
+	{
+		for (u8 i = 0; i < ps_.n; i++) {
+			const struct mrxe_path *p = &ps_.p[i];
+
+			printf("[ pathsim]   path %u: st %u sent %llu retx %llu del %llu lost %llu "
+			       "dead %llu probes %llu cuts %llu srtt %.3fms cwnd %u\n",
+			       i, p->state, (unsigned long long)p->cnt.sent,
+			       (unsigned long long)p->cnt.retx,
+			       (unsigned long long)p->cnt.delivered,
+			       (unsigned long long)p->cnt.lost,
+			       (unsigned long long)p->cnt.dead,
+			       (unsigned long long)p->cnt.probes,
+			       (unsigned long long)p->cnt.cwnd_cuts, p->srtt_ns / 1e6,
+			       p->cwnd >> MRXE_PATH_FP);
+		}
+		printf("[ pathsim]   taildrops %llu\n", (unsigned long long)taildrops_);
+		printf("[ pathsim]   sack: rto %llu tlp %llu spurious %llu lost %llu\n",
+		       (unsigned long long)sb_.cnt.rto, (unsigned long long)sb_.cnt.tlp,
+		       (unsigned long long)sb_.cnt.spurious,
+		       (unsigned long long)sb_.cnt.lost);
+	}
+
+	const struct mrxe_path_set &paths() const
+	{
+		return ps_;
+	}
+
+private:
+	PathSimCfg c_;
+	std::mt19937_64 rng_;
+	struct mrxe_sack sb_;
+	struct mrxe_reorder rw_;
+	struct mrxe_path_set ps_;
+	std::vector<u8> delivered_;
+	std::vector<u64> busy_;	// link transmitter busy until
+	u32 ndelivered_ = 0;
+	u64 taildrops_ = 0;
+	u64 sent_new_ = 0, now_ = 0, seq_ = 0;
+	bool probe_pending_ = false;
+	u32 probe_psn_ = 0;
+	std::vector<Pkt> pkts_;
+	std::vector<u32> acks_;	// index of the data packet acked
+	std::vector<struct mrxe_sack_info> ack_si_;
+	std::vector<u32> ack_tsecr_;
+	std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q_;
+	PathSimResult res_;
+
+	double uni()
+	{
+		return std::uniform_real_distribution<double>(0, 1)(rng_);
+	}
+
+	bool has_work()
+	{
+		return sb_.n_lost || probe_pending_ ||
+		       (sent_new_ < c_.npkts && !mrxe_sack_full(&sb_));
+	}
+
+	void track_states()
+	{
+		u32 dead = mrxe_path_count(&ps_, MRXE_PST_DEAD);
+
+		if (dead && !res_.dead_ns)
+			res_.dead_ns = now_;
+		if (res_.dead_ns && !dead && !res_.revived_ns)
+			res_.revived_ns = now_;
+	}
+
+	void xmit(u32 psn, u64 abs, u8 path)
+	{
+		u8 l = link_of(path);
+		const LinkCfg &lk = c_.links[l];
+		u64 start = busy_[l] > now_ ? busy_[l] : now_;
+
+		res_.sent[phase()][l]++;
+		if ((u64)(start - now_) / lk.ser >= lk.qlimit) {
+			taildrops_++;
+			return;		// tail drop
+		}
+		busy_[l] = start + lk.ser;
+		if (uni() < lk.loss)
+			return;
+		if (now_ >= lk.down_from && now_ < lk.down_to)
+			return;		// black hole
+		pkts_.push_back({ psn, abs, l, mrxe_mrh_ts(now_) });
+		q_.push({ busy_[l] + lk.delay, seq_++, false, pkts_.size() - 1 });
+	}
+
+	u64 abs_of(u32 psn)
+	{
+		return (u64)mrxe_psn_diff(psn, c_.isn) & 0xffffff;
+	}
+
+	void retransmit(u32 psn)
+	{
+		u8 old = mrxe_sack_ent(&sb_, psn)->path;
+		u8 path = mrxe_path_pick(&ps_, now_, old);
+
+		res_.retx_total++;
+		if (path == old)
+			res_.retx_same_path++;
+		EXPECT_EQ(mrxe_sack_on_retransmit(&sb_, psn, now_, path), 0);
+		mrxe_path_on_send(&ps_, path, true, now_);
+		xmit(psn, abs_of(psn), path);
+	}
+
+	bool send_one()
+	{
+		u32 psn;
+
+		if (mrxe_sack_next_lost(&sb_, &psn)) {
+			retransmit(psn);
+			return true;
+		}
+		if (sent_new_ < c_.npkts && !mrxe_sack_full(&sb_)) {
+			u8 path = mrxe_path_pick(&ps_, now_, MRXE_PATH_NONE);
+
+			psn = mrxe_psn_add(c_.isn, (u32)sent_new_);
+			EXPECT_EQ(mrxe_sack_on_send(&sb_, psn, now_, path, 1024), 0);
+			mrxe_path_on_send(&ps_, path, false, now_);
+			xmit(psn, sent_new_++, path);
+			probe_pending_ = false;
+			return true;
+		}
+		if (probe_pending_) {
+			probe_pending_ = false;
+			if (mrxe_sack_ent(&sb_, probe_psn_)->state == MRXE_SK_INFLIGHT &&
+			    mrxe_psn_diff(probe_psn_, sb_.una) >= 0) {
+				retransmit(probe_psn_);
+				return true;
+			}
+		}
+		return false;
+	}
+
+	::testing::AssertionResult on_data(size_t idx)
+	{
+		Pkt p = pkts_[idx];
+		bool had = delivered_[p.abs] != 0;
+		auto v = mrxe_reorder_accept(&rw_, p.psn);
+
+		if (v == MRXE_RX_OUT_OF_WINDOW)
+			return ::testing::AssertionFailure() << "PSN " << p.psn << " out of window";
+		if (v == MRXE_RX_NEW) {
+			if (had)
+				return ::testing::AssertionFailure() << "duplicate accepted";
+			delivered_[p.abs] = 1;
+			ndelivered_++;
+			res_.delivered[phase()][p.link]++;
+		} else if (!had) {
+			return ::testing::AssertionFailure() << "new PSN called duplicate";
+		}
+		struct mrxe_sack_info si;
+
+		mrxe_reorder_sack(&rw_, &si, MRXE_SACK_MAX_BLOCKS);
+		ack_si_.push_back(si);
+		ack_tsecr_.push_back(p.tsval);
+		q_.push({ now_ + c_.ack_delay, seq_++, true, ack_si_.size() - 1 });
+		return ::testing::AssertionSuccess();
+	}
+
+	::testing::AssertionResult on_ack(size_t idx)
+	{
+		struct mrxe_sack_ack_res r;
+		int ret = mrxe_sack_on_ack(&sb_, &ack_si_[idx],
+					   mrxe_mrh_ts_ns(ack_tsecr_[idx], now_), now_, &r);
+
+		if (ret)
+			return ::testing::AssertionFailure() << "on_ack " << ret;
+		mrxe_path_sync(&ps_, &sb_, now_);
+		return ::testing::AssertionSuccess();
+	}
+
+	void on_timer()
+	{
+		u32 probe = 0;
+		u32 ev = mrxe_sack_on_timer(&sb_, now_, &probe);
+
+		mrxe_path_sync(&ps_, &sb_, now_);
+		if (ev & MRXE_SACK_EV_PROBE) {
+			probe_pending_ = true;
+			probe_psn_ = probe;
+		}
+	}
+};
+
+double share(const std::vector<u64> &v, size_t i)
+{
+	u64 t = 0;
+
+	for (u64 x : v)
+		t += x;
+	return t ? (double)v[i] / t : 0;
+}
+
+void print(const char *name, const PathSimResult &r)
+{
+	printf("[ pathsim] %-18s end=%.1fms deaths=%llu probes=%llu retx=%llu "
+	       "retx_same_path=%llu/%llu dead_at=%.2fms revived_at=%.2fms\n",
+	       name, r.end_ns / 1e6, (unsigned long long)r.deaths,
+	       (unsigned long long)r.probes, (unsigned long long)r.retransmits,
+	       (unsigned long long)r.retx_same_path,
+	       (unsigned long long)r.retx_total, r.dead_ns / 1e6,
+	       r.revived_ns / 1e6);
+	for (size_t ph = 0; ph < r.delivered.size(); ph++) {
+		printf("[ pathsim]   phase %zu delivered share:", ph);
+		for (size_t l = 0; l < r.delivered[ph].size(); l++)
+			printf(" %.3f", share(r.delivered[ph], l));
+		printf("  sent:");
+		for (size_t l = 0; l < r.sent[ph].size(); l++)
+			printf(" %llu", (unsigned long long)r.sent[ph][l]);
+		printf("\n");
+	}
+}
+
+std::vector<unsigned> seeds()
+{
+	std::random_device rd;
+
+	return { 1, 2, 3, rd(), rd() };
+}
+
+TEST(PathPort, DerivationSpreadsAndKeepsPath0)
+{
+	std::vector<u16> seen;
+
+	EXPECT_EQ(mrxe_path_port(0xc555, 0, 0), 0xc555);
+	for (u8 i = 0; i < MRXE_PATH_MAX; i++)
+		for (u8 g = 0; g < 4; g++) {
+			u16 p = mrxe_path_port(0xc555, i, g);
+
+			if (i || g) {
+				EXPECT_GE(p, 0xc000);
+			}
+			seen.push_back(p);
+		}
+	std::sort(seen.begin(), seen.end());
+	// 64 values from a 14-bit space: at most a couple of collisions
+	EXPECT_GE(std::unique(seen.begin(), seen.end()) - seen.begin(), 60);
+	EXPECT_NE(mrxe_path_port(0xc555, 1, 0), mrxe_path_port(0xc556, 1, 0));
+}
+
+// The formula wire-format.rst gives, computed independently.
+TEST(PathPort, MatchesTheDocumentedFormula)
+{
+	auto fmix32 = [](uint32_t h) {
+		h ^= h >> 16;
+		h *= 0x85ebca6bu;
+		h ^= h >> 13;
+		h *= 0xc2b2ae35u;
+		h ^= h >> 16;
+		return h;
+	};
+	std::mt19937 rng(11);
+
+	for (int k = 0; k < 1000; k++) {
+		uint16_t base = (uint16_t)rng();
+		uint8_t i = (uint8_t)(rng() % MRXE_PATH_MAX), g = (uint8_t)rng();
+
+		if (!i && !g)
+			continue;
+		uint32_t want = 0xc000 |
+				(fmix32((uint32_t)base << 16 ^ (uint32_t)i << 8 ^ g) & 0x3fff);
+		ASSERT_EQ(mrxe_path_port(base, i, g), want);
+	}
+}
+
+TEST(PathSet, InitPortsDistinctAndRoundRobinWhenIdle)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+	std::mt19937 rng(7);
+
+	for (int n = 1; n <= MRXE_PATH_MAX; n++) {
+		pc.num_paths = (u8)n;
+		pc.base_port = (u16)(0xc000 | (rng() & 0x3fff));
+		mrxe_path_init(&ps, &pc, 0);
+		ASSERT_EQ(mrxe_path_check(&ps), 0) << n;
+		EXPECT_EQ(ps.p[0].port, pc.base_port);
+		// equal, empty paths: one packet each before any repeats
+		std::vector<int> hits(n, 0);
+		for (int k = 0; k < n; k++)
+			hits[mrxe_path_pick(&ps, 0, MRXE_PATH_NONE)]++;
+		for (int k = 0; k < n; k++)
+			EXPECT_EQ(hits[k], 1) << n;
+	}
+	pc.num_paths = 0;
+	mrxe_path_init(&ps, &pc, 0);
+	EXPECT_EQ(ps.n, 1);
+	pc.num_paths = 200;
+	mrxe_path_init(&ps, &pc, 0);
+	EXPECT_EQ(ps.n, MRXE_PATH_MAX);
+}
+
+TEST(PathSet, RetransmissionAvoidsTheLosingPath)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+
+	pc.num_paths = 3;
+	pc.base_port = 0xd000;
+	mrxe_path_init(&ps, &pc, 0);
+	for (int k = 0; k < 30; k++)
+		EXPECT_NE(mrxe_path_pick(&ps, 0, 1), 1);
+	pc.num_paths = 1;
+	mrxe_path_init(&ps, &pc, 0);
+	EXPECT_EQ(mrxe_path_pick(&ps, 0, 0), 0);
+}
+
+// A randomized walk of the public API: invariants hold whatever happens.
+TEST(PathSet, RandomEventsKeepInvariant)
+{
+	std::mt19937_64 rng(42);
+
+	for (int run = 0; run < 50; run++) {
+		struct mrxe_path_set ps;
+		struct mrxe_path_cfg pc = {};
+		struct mrxe_sack sb;
+		u64 now = 0;
+
+		memset(&sb, 0, sizeof(sb));
+		pc.num_paths = (u8)(1 + rng() % MRXE_PATH_MAX);
+		pc.base_port = (u16)rng();
+		pc.probe_ns = 1000;
+		pc.dead_ns = 500;
+		mrxe_path_init(&ps, &pc, 0);
+		for (int k = 0; k < 5000; k++) {
+			now += rng() % 300;
+			u8 p = mrxe_path_pick(&ps, now, rng() % 3 ? MRXE_PATH_NONE :
+					     (u8)(rng() % 20));
+			ASSERT_LT(p, ps.n);
+			mrxe_path_on_send(&ps, p, rng() & 1, now);
+			u8 q = (u8)(rng() % ps.n);
+			if (rng() % 3)
+				sb.path[q].delivered += rng() % 4;
+			else
+				sb.path[q].lost += rng() % 4;
+			sb.path[q].inflight = rng() % 64;
+			sb.path[q].rack_valid = true;
+			sb.path[q].rack_xmit_ns = now;
+			sb.path[q].rack_rtt_ns = rng() % 100000;
+			mrxe_path_sync(&ps, &sb, now);
+			ASSERT_EQ(mrxe_path_check(&ps), 0);
+		}
+	}
+}
+
+LinkCfg link(u64 ser_us, u64 delay_us = 20)
+{
+	LinkCfg l;
+
+	l.ser = ser_us * kUs;
+	l.delay = delay_us * kUs;
+	return l;
+}
+
+TEST(PathSim, EqualLinksShareEvenly)
+{
+	for (int n : { 2, 4 }) {
+		for (unsigned s : seeds()) {
+			PathSimCfg c;
+			PathSimResult r;
+
+			c.num_paths = (u8)n;
+			c.links.assign(n, link(10));
+			PathSim sim(c, s);
+			ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+			for (int l = 0; l < n; l++) {
+				EXPECT_NEAR(share(r.delivered[0], l), 1.0 / n, 0.1 / n)
+					<< "paths " << n << " seed " << s;
+			}
+			// n links of equal rate: about n times one link's rate
+			EXPECT_LT(r.end_ns, (u64)c.npkts * 10 * kUs / n * 13 / 10);
+			if (s == 1)
+				print(n == 2 ? "equal-2" : "equal-4", r);
+		}
+	}
+}
+
+TEST(PathSim, ShareFollowsCapacity)
+{
+	for (unsigned s : seeds()) {
+		PathSimCfg c;
+		PathSimResult r;
+
+		c.num_paths = 2;
+		c.links = { link(10), link(30) };	// 3:1
+		PathSim sim(c, s);
+		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+		EXPECT_NEAR(share(r.delivered[0], 0), 0.75, 0.08) << "seed " << s;
+		// queues of different depth: the cross-path RACK rule must not
+		// take the slow path's growing RTT for loss (no retransmission
+		// storm, no death)
+		EXPECT_LT(r.retransmits, c.npkts / 100) << "seed " << s;
+		EXPECT_EQ(r.deaths, 0u) << "seed " << s;
+		// 4/3 of the fast link's rate, within 20%
+		EXPECT_LT(r.end_ns, (u64)c.npkts * 10 * kUs * 3 / 4 * 12 / 10);
+		if (s == 1)
+			print("capacity-3:1", r);
+	}
+}
+
+TEST(PathSim, LossyPathGetsLess)
+{
+	for (unsigned s : seeds()) {
+		PathSimCfg c;
+		PathSimResult r;
+
+		c.num_paths = 2;
+		c.links = { link(10), link(10) };
+		c.links[1].loss = 0.05;
+		PathSim sim(c, s);
+		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+		EXPECT_LT(share(r.delivered[0], 1), 0.45) << "seed " << s;
+		if (s == 1)
+			print("loss-5%", r);
+	}
+}
+
+TEST(PathSim, LongerDelayPathGetsLess)
+{
+	for (unsigned s : seeds()) {
+		PathSimCfg c;
+		PathSimResult r;
+
+		c.num_paths = 2;
+		c.links = { link(10), link(10, 2000) };	// +2 ms one way
+		c.links[0].qlimit = c.links[1].qlimit = 256;
+		PathSim sim(c, s);
+		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+		EXPECT_LT(share(r.delivered[0], 1), 0.45) << "seed " << s;
+		if (s == 1) {
+			print("delay+2ms", r);
+			sim.dump();
+		}
+	}
+}
+
+// One of n links black-holed from 20 to 60 ms, then restored.
+TEST(PathSim, BlackHoleDeadThenBack)
+{
+	for (int n : { 2, 4 }) {
+		for (unsigned s : seeds()) {
+			PathSimCfg c;
+			PathSimResult r;
+
+			c.npkts = 30000;
+			c.num_paths = (u8)n;
+			c.links.assign(n, link(10));
+			c.links[1].down_from = 20 * kMs;
+			c.links[1].down_to = 60 * kMs;
+			// phases: before, detection, dead, after restore+probe, end
+			c.marks = { 20 * kMs, 30 * kMs, 60 * kMs, 75 * kMs };
+			PathSim sim(c, s);
+			ASSERT_TRUE(sim.run(&r)) << "n " << n << " seed " << s;
+			ASSERT_GT(r.dead_ns, 20 * kMs) << "n " << n << " seed " << s;
+			// detected within 10 ms (the dead_ns/SRTT rule plus RACK)
+			EXPECT_LT(r.dead_ns, 30 * kMs) << "seed " << s;
+			// while dead: only probes (sent, not delivered) on link 1
+			EXPECT_LT(share(r.sent[2], 1), 0.01) << "n " << n << " seed " << s;
+			// back after the restore, within a probe backoff cap
+			EXPECT_GT(r.revived_ns, 60 * kMs);
+			EXPECT_LT(r.revived_ns, 60 * kMs + 40 * kMs) << "seed " << s;
+			// and it carries a real share again in the last phase
+			ASSERT_EQ(r.delivered.size(), 5u);
+			EXPECT_GT(share(r.delivered[4], 1), 0.5 / n) << "n " << n << " seed " << s;
+			if (s == 1)
+				print(n == 2 ? "blackhole-2" : "blackhole-4", r);
+		}
+	}
+}
+
+TEST(PathSim, OnePathNeverDead)
+{
+	PathSimCfg c;
+	PathSimResult r;
+
+	c.npkts = 5000;
+	c.num_paths = 1;
+	c.links = { link(10) };
+	c.links[0].down_from = 10 * kMs;
+	c.links[0].down_to = 20 * kMs;
+	PathSim sim(c, 5);
+	ASSERT_TRUE(sim.run(&r));
+	EXPECT_EQ(r.deaths, 0u);
+	EXPECT_EQ(sim.paths().p[0].port, c.base_port);
+}
+
+TEST(PathSim, RetransmissionsPreferAnotherPath)
+{
+	PathSimCfg c;
+	PathSimResult r;
+
+	c.num_paths = 4;
+	c.links.assign(4, link(10));
+	for (auto &l : c.links)
+		l.loss = 0.02;
+	PathSim sim(c, 9);
+	ASSERT_TRUE(sim.run(&r));
+	ASSERT_GT(r.retx_total, 100u);
+	EXPECT_LT(r.retx_same_path, r.retx_total / 20);
+	print("retx-4x2%", r);
+}
+
+} // namespace
