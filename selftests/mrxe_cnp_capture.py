@@ -125,6 +125,7 @@ def main():
 
     gaps = {}
     last = {}
+    close = 0
     for c in cnps:
         if c["t_us"] is None:
             continue
@@ -132,11 +133,17 @@ def main():
         if k in last:
             g = c["t_us"] - last[k]
             gaps[k] = min(gaps.get(k, g), g)
+            if a.min_gap_us and g < a.min_gap_us:
+                close += 1
         last[k] = c["t_us"]
     min_gap = min(gaps.values()) if gaps else None
-    if a.min_gap_us and min_gap is not None and min_gap < a.min_gap_us:
-        problems.append("two CNPs to one QP %.1f us apart (< %.1f)" %
-                        (min_gap, a.min_gap_us))
+    # A QPN is reused when a test tool replaces its QP (mrxe-verify does per
+    # case): the new QP's first CNP may follow the old QP's last one at
+    # once.  That is a handful at most; pacing that does not work shows up
+    # on every pair.
+    if close > max(2, len(cnps) // 100):
+        problems.append("%d CNP pairs to one QP closer than %.1f us (min %.1f)"
+                        % (close, a.min_gap_us, min_gap))
     if len(cnps) < a.expect_cnps:
         problems.append("%d CNPs seen, expected at least %d" %
                         (len(cnps), a.expect_cnps))
@@ -146,7 +153,7 @@ def main():
         per_qp[k] = per_qp.get(k, 0) + 1
     summary = {
         "cnps": len(cnps), "cnps_per_qp": per_qp,
-        "min_gap_us": min_gap,
+        "min_gap_us": min_gap, "close_pairs": close,
         "data_ecn_in": dict(zip(("not_ect", "ect1", "ect0", "ce"), ecn["in"])),
         "data_ecn_out": dict(zip(("not_ect", "ect1", "ect0", "ce"), ecn["out"])),
         "problems": problems[:20], "n_problems": len(problems),
