@@ -182,6 +182,14 @@ def main():
               file=sys.stderr)
         return 0
     pngs = []
+
+    def save(fig, name):
+        fig.tight_layout()
+        p = f"{a.out}-{name}.png"
+        fig.savefig(p, dpi=100)
+        plt.close(fig)
+        pngs.append(p)
+
     for test in [t for t in tests if t.endswith("_bw")]:
         fig, ax = plt.subplots(figsize=(6, 4))
         for t, name in TRANSPORTS:
@@ -199,11 +207,7 @@ def main():
         ax.set_title(f"{test}, 64 KiB messages: goodput vs loss")
         ax.grid(True, alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        p = f"{a.out}-{test}.png"
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        pngs.append(p)
+        save(fig, test)
     if "ib_write_bw" in tests:
         fig, ax = plt.subplots(figsize=(6, 4))
         for t, name in TRANSPORTS[1:]:
@@ -220,11 +224,7 @@ def main():
         ax.set_title("ib_write_bw: retransmissions per lost packet")
         ax.grid(True, alpha=0.3)
         ax.legend()
-        fig.tight_layout()
-        p = f"{a.out}-retransmissions.png"
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        pngs.append(p)
+        save(fig, "retransmissions")
     for test in lat:
         cols = [l for l in losses
                 if any(p50.get((t, test, l)) for t, _ in TRANSPORTS)]
@@ -241,11 +241,7 @@ def main():
         ax.set_ylabel("latency (us)")
         ax.set_title(f"{test}, 64 B: p50 (solid) and p99 (light)")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        p = f"{a.out}-{test}.png"
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        pngs.append(p)
+        save(fig, test)
     for p in pngs:
         print("plot:", p)
     return 0

@@ -66,6 +66,20 @@ fail() { echo "FAIL: $*"; exit $KSFT_FAIL; }
 
 # ------------------------------------------------------------ helpers ----
 
+# jq_py PYTHON: run PYTHON with d = the JSON document on stdin.
+jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+
+# expect_err DESC PATTERN CMD...: CMD fails (non-zero) and its stderr
+# matches PATTERN (extended regex).
+expect_err() {
+	local desc=$1 pat=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1 >/dev/null) || rc=$?
+	echo "$desc: exit $rc: $out"
+	[ $rc != 0 ] || fail "$desc: succeeded"
+	printf '%s\n' "$out" | grep -Eq "$pat" || fail "$desc: error does not match /$pat/"
+}
+
 # wait_for TIMEOUT_SECS CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
 	local t=$1 i

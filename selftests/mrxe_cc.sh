@@ -55,17 +55,6 @@ cc_cleanup() {
 	xfer_cleanup
 }
 
-jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-
-expect_err() {
-	local desc=$1 pat=$2 out rc=0
-	shift 2
-	out=$("$@" 2>&1 >/dev/null) || rc=$?
-	echo "$desc: exit $rc: $out"
-	[ $rc != 0 ] || fail "$desc: succeeded"
-	printf '%s\n' "$out" | grep -Eq "$pat" || fail "$desc: error does not match /$pat/"
-}
-
 # ----------------------------------------------------------------- ctl ----
 
 test_cc_ctl() {

@@ -33,19 +33,6 @@ ctl_setup() {
 ctla() { nsa "$CTL" "$@"; }
 
 # py EXPR-FILE...: python3 with the JSON on stdin.
-jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-
-# expect_err DESC PATTERN CMD...: CMD fails (non-zero) and its stderr
-# matches PATTERN (extended regex).
-expect_err() {
-	local desc=$1 pat=$2 out rc=0
-	shift 2
-	out=$("$@" 2>&1 >/dev/null) || rc=$?
-	echo "$desc: exit $rc: $out"
-	[ $rc != 0 ] || fail "$desc: succeeded"
-	printf '%s\n' "$out" | grep -Eq "$pat" || fail "$desc: error does not match /$pat/"
-}
-
 # ---------------------------------------------------------- any name ----
 
 # Devices named roce0 and x: ibv_devinfo and ibv_rc_pingpong between them.
