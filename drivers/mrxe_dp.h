@@ -106,6 +106,7 @@ struct mrxe_rx_meta {
 	u8	meta;		/* TVer 1 packet, MRH stripped */
 	u8	cap;		/* BTH MRXE_BTH_META_CAP (TVer 0) */
 	u8	flags;		/* MRH flags */
+	u16	sport;		/* UDP source port (the sender's path entropy) */
 	u32	msn;
 	u32	offset;
 	u32	tsval;

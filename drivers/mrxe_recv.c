@@ -111,6 +111,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		}
 		rm->meta = 1;
 		rm->flags = mrh.flags;
+		rm->sport = mrxe_get16(udp);
 		rm->msn = mrh.msn;
 		rm->offset = mrh.offset;
 		rm->tsval = mrh.tsval;

@@ -71,6 +71,21 @@ static u32 resp_hoff(struct mrxe_qp *qp, u8 opcode, u32 hdr)
 }
 
 /*
+ * UDP source port of a response.  A standard QP uses its own RoCEv2 port
+ * (one flow, IBA A17.4.2).  A MetaRoCE QP reflects the port of the newest
+ * request (wire-format.rst "Path entropy"): the source port is only ECMP
+ * entropy (A17.4.2 leaves its value to the sender), so the ACK direction
+ * spreads over as many paths as the requester uses, and when the requester
+ * re-rolls a dead path's port the ACKs of that path move with it.
+ */
+static u16 resp_sport(struct mrxe_qp *qp, u32 psn)
+{
+	if (qp->pipe.meta_rx && qp->pipe.meta->rcv.ack_sport)
+		return qp->pipe.meta->rcv.ack_sport;
+	return mrxe_pipe_sport(qp, psn);
+}
+
+/*
  * MetaRoCE ACK/NAK (wire-format.rst "ACKs and the SACK extension"): BTH
  * TVer 1 with PSN = ePSN - 1 (the IBA meaning, 9.7.5.1), MRH class ACK
  * echoing the last TSval, AETH, SACKETH with every hole of the window
@@ -111,7 +126,7 @@ int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn)
 			&aeth);
 	mrxe_sacketh_build(skb->data + hlen, &si);
 	memset(skb->data + len - MRXE_ICRC_LEN, 0, MRXE_ICRC_LEN);
-	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
+	return mrxe_pipe_xmit(qp, qp->pipe.av, skb, resp_sport(qp, psn));
 }
 
 static int resp_send_ack_once(struct mrxe_qp *qp, u8 syndrome, u32 psn)
@@ -502,6 +517,8 @@ static void resp_start_read(struct mrxe_qp *qp, struct mrxe_mr *mr, u64 va,
 	resp->rd_va = va;
 	resp->rd_resid = len;
 	resp->rd_psn = psn;
+	/* one READ's responses stay on one path: in order, no reorder gaps */
+	resp->rd_sport = resp_sport(qp, psn);
 	resp->rd_first_psn = first;
 	resp->rd_last_psn = last;
 	resp->rd_active = true;
@@ -577,7 +594,7 @@ static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 	mrxe_atmack_build(skb->data + resp_hoff(qp, opcode, MRXE_HDR_ATMACK),
 			  orig);
 	memset(skb->data + hlen, 0, MRXE_ICRC_LEN);
-	mrxe_pipe_xmit(qp, qp->pipe.av, skb, mrxe_pipe_sport(qp, psn));
+	mrxe_pipe_xmit(qp, qp->pipe.av, skb, resp_sport(qp, psn));
 }
 
 static enum mrxe_resp_rc resp_atomic(struct mrxe_qp *qp, struct sk_buff *skb)
@@ -737,8 +754,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 			}
 		}
 		memset(skb->data + hlen + paylen, 0, pad + MRXE_ICRC_LEN);
-		mrxe_pipe_xmit(qp, qp->pipe.av, skb,
-			       mrxe_pipe_sport(qp, resp->rd_psn));
+		mrxe_pipe_xmit(qp, qp->pipe.av, skb, resp->rd_sport);
 		resp->rd_va += paylen;
 		resp->rd_resid -= paylen;
 		resp->rd_off += paylen;
@@ -1097,6 +1113,7 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		}
 	}
 	m->rcv.last_tsval = rm->tsval;
+	m->rcv.ack_sport = rm->sport;
 	switch (mrxe_reorder_accept(&m->rcv.rw, psn)) {
 	case MRXE_RX_NEW:
 		/* a READ takes one PSN per response packet (IBA 9.7.4.1.6) */

@@ -59,8 +59,10 @@ void mrxe_pipe_set_error(struct mrxe_qp *qp)
 u16 mrxe_pipe_sport(struct mrxe_qp *qp, u32 psn)
 {
 	/*
-	 * TODO(MetaRoCE): pick the path for this PSN from the QP's path set
-	 * (qp->num_paths entropy values) and record it in req.meta.
+	 * Standard RoCEv2: one flow, the QP's port (IBA A17.4.2).  MetaRoCE
+	 * chooses per packet elsewhere: the requester's path set
+	 * (mrxe_path_glue_sport) and the responder's reflected port
+	 * (resp_sport in mrxe_resp.c).
 	 */
 	return qp->pipe.sport;
 }

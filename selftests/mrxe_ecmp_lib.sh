@@ -75,7 +75,15 @@ ecmp_setup() {
 	else
 		ip -n "$ECMP_R1" route add 10.77.1.0/24 via 10.78.1.2 dev p1 || return 1
 	fi
-	ip -n "$ECMP_R2" route add 10.77.2.0/24 via 10.78.1.1 dev q1 || return 1
+	# the reverse direction (ACKs, READ responses) is ECMP as well, as in
+	# a Clos fabric; no rate limit there (the data direction is measured)
+	ip netns exec "$ECMP_R2" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 || return 1
+	if [ "$n" -gt 1 ]; then
+		ip -n "$ECMP_R2" route add 10.77.2.0/24 $(for i in $(seq 1 "$n"); do
+			echo nexthop via "10.78.$i.1" dev "q$i"; done) || return 1
+	else
+		ip -n "$ECMP_R2" route add 10.77.2.0/24 via 10.78.1.1 dev q1 || return 1
+	fi
 	ip -n "$NS_A" route add default via 10.77.1.254
 	ip -n "$NS_B" route add default via 10.77.2.254
 	for i in $(seq 1 "$n"); do
@@ -160,6 +168,27 @@ ecmp_blackhole() {
 
 ecmp_restore() {
 	ecmp_link_qdisc "$1"
+}
+
+# ecmp_blackhole_rev I / ecmp_restore_rev I: the same for link I's reverse
+# direction (R2 -> R1: the server's ACKs and READ responses)
+ecmp_blackhole_rev() {
+	ip netns exec "$ECMP_R2" tc qdisc replace dev "q$1" root netem loss 100%
+}
+
+ecmp_restore_rev() {
+	ip netns exec "$ECMP_R2" tc qdisc del dev "q$1" root 2>/dev/null || true
+}
+
+# ecmp_dropped_rev I: packets the reverse black hole of link I dropped
+ecmp_dropped_rev() {
+	ip netns exec "$ECMP_R2" tc -s qdisc show dev "q$1" |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# ecmp_a_rx_bytes: bytes R2 forwarded to the server (A) so far
+ecmp_a_rx_bytes() {
+	ip netns exec "$ECMP_R2" cat /sys/class/net/ra/statistics/tx_bytes
 }
 
 # ecmp_dropped I: packets the qdisc of link I dropped

@@ -213,10 +213,16 @@ if not hit:
     sys.exit(0)
 print(f"paths on the black-holed link: {hit}")
 if len(hit) == len(first):
-    # every port hashed onto the dead link: no path delivers, so none can
-    # be told apart as DEAD (known-issues.rst: re-rolling entropy then is
-    # missing); the transfer itself was verified above
-    print("NOTE: every path's port took link 1 (ECMP hash): no live path to compare with")
+    # every port hashed onto the dead link: nothing delivers until an RTO
+    # marks the paths' packets lost; they go DEAD and their probes draw
+    # fresh ports (new entropy), which must have happened
+    print("every path's port took link 1 (ECMP hash)")
+    if not any(p.get("dead") for p in last.values()):
+        print("FAILED: no path went DEAD, so no fresh port was tried")
+        sys.exit(1)
+    if not any((p.get("gen") or 0) > 0 for p in last.values()):
+        print("FAILED: no path re-rolled its port")
+        sys.exit(1)
     sys.exit(0)
 bad = 0
 for i in hit:
@@ -227,6 +233,45 @@ if any(p["state"] == "dead" for p in last.values()):
     print("NOTE: a path was still DEAD at the last snapshot")
 sys.exit(bad)
 EOF
+}
+
+# The reverse direction of link 1 (R2 -> R1: the server's ACKs) black-holed
+# for 3 s mid-transfer.  A MetaRoCE responder reflects the source port of
+# the newest request (wire-format.rst "Path entropy"), so the ACKs of the
+# paths whose reverse hash takes link 1 are lost, those paths go DEAD and
+# re-roll, and their ACKs move: the data keeps flowing during the hole.
+# With one fixed ACK port on link 1 the window would fill and stall.
+test_blackhole_reverse() {
+	local sp b0 b1 d0 d1 moved one
+	mp_setup 2
+	(
+		mp_run --mode metaroce -- --mode metaroce --paths 4 --mtu 1024 \
+			--iters 1 --ops write --sizes 16M > "$XFER_TMP/bhr.out" 2>&1
+		echo $? > "$XFER_TMP/bhr.rc"
+	) &
+	sp=$!
+	wait_for 60 eval '[ "$(ecmp_a_rx_bytes)" -gt 1000000 ]' ||
+		{ echo "FAILED: no traffic before the hole"; return 1; }
+	d0=$(ecmp_dropped_rev 1)
+	ecmp_blackhole_rev 1
+	sleep 1		# the paths whose ACKs took link 1 die and re-roll
+	b0=$(ecmp_a_rx_bytes)
+	sleep 2
+	b1=$(ecmp_a_rx_bytes)
+	d1=$(ecmp_dropped_rev 1)
+	ecmp_restore_rev 1
+	wait $sp || true
+	cat "$XFER_TMP/bhr.out"
+	[ "$(cat "$XFER_TMP/bhr.rc")" = 0 ] || { echo "FAILED: transfer failed"; return 1; }
+	moved=$((b1 - b0))
+	# one link at ECMP_RATE for 2 s, in bytes
+	one=$(python3 -c 'import sys; r = sys.argv[1].lower()
+m = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+print(int(next(float(r[:-len(k)]) * v for k, v in m.items() if r.endswith(k)) * 2 / 8))' "$ECMP_RATE")
+	echo "reverse black hole dropped $((d1 - d0)) packets; data forwarded to the server in its last 2 s: $moved bytes (one link: $one)"
+	[ $((d1 - d0)) -gt 0 ] || { echo "NOTE: no ACK took link 1 (ECMP hash): nothing to recover from"; return 0; }
+	[ "$moved" -ge $((one / 4)) ] ||
+		{ echo "FAILED: the transfer stalled while the ACK path was black-holed"; return 1; }
 }
 
 test_standard_one_link() {
@@ -280,4 +325,5 @@ test_mixed_counts() {
 }
 
 mrxe_run_tests test_ecmp_fabric test_spread_2 test_spread_4 test_spread_8 \
+	test_blackhole_reverse \
 	test_blackhole test_standard_one_link test_bad_paths test_mixed_counts

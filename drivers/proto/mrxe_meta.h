@@ -117,6 +117,12 @@ struct mrxe_meta_snd {
 struct mrxe_meta_rcv {
 	struct mrxe_reorder	rw;
 	u32			last_tsval;	/* echoed as MRH tsecr */
+	/*
+	 * UDP source port of the newest request: ACKs and READ responses
+	 * reflect it (wire-format.rst "Path entropy"), so the reverse
+	 * direction follows the requester's paths and their re-rolls.
+	 */
+	u16			ack_sport;
 	bool			ece;	/* CE seen since the last ACK */
 };
 

@@ -102,13 +102,19 @@ public:
 		res_.delivered = res_.sent;
 	}
 
+	// a stand-in for ECMP: a hash of the port picks one of @links
+	static u8 hash_link(u16 port, size_t links)
+	{
+		u32 h = port * 2654435761u;
+
+		return (u8)((h >> 16) % links);
+	}
+
 	u8 link_of(u8 path)
 	{
 		if (!c_.hash_ports)
 			return path % c_.links.size();
-		// a stand-in for ECMP: a hash of the port picks the link
-		u32 h = ps_.p[path].port * 2654435761u;
-		return (u8)((h >> 16) % c_.links.size());
+		return hash_link(ps_.p[path].port, c_.links.size());
 	}
 
 	size_t phase() const
@@ -650,6 +656,51 @@ TEST(PathSim, BlackHoleDeadThenBack)
 			if (s == 1)
 				print(n == 2 ? "blackhole-2" : "blackhole-4", r);
 		}
+	}
+}
+
+// Every path's port hashes onto the link that is black-holed (for good,
+// from 20 ms): no path delivers, an RTO marks their packets lost, they go
+// DEAD and each re-probe draws a fresh port; one that lands on the live
+// link revives and carries the transfer to the end.
+TEST(PathSim, AllPathsOnTheDeadLinkReroll)
+{
+	for (unsigned s : seeds()) {
+		PathSimCfg c;
+		PathSimResult r;
+		struct mrxe_path_set ps;
+		struct mrxe_path_cfg pc = {};
+		u16 base;
+
+		c.npkts = 20000;
+		c.num_paths = 4;
+		c.hash_ports = true;
+		c.links.assign(2, link(10));
+		c.links[1].down_from = 20 * kMs;
+		c.links[1].down_to = 100000 * kMs;
+		c.marks = { 20 * kMs, 80 * kMs };
+		// a base port whose four paths all hash onto link 1
+		for (base = 0xc000 + (u16)(s % 4096);; base++) {
+			bool all = true;
+
+			pc.num_paths = c.num_paths;
+			pc.base_port = base;
+			mrxe_path_init(&ps, &pc, 0);
+			for (u8 i = 0; i < c.num_paths; i++)
+				all &= PathSim::hash_link(ps.p[i].port, 2) == 1;
+			if (all)
+				break;
+		}
+		c.base_port = base;
+		PathSim sim(c, s);
+		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+		EXPECT_GE(r.deaths, 4u) << "seed " << s;
+		// after the first 60 ms of the black hole link 0 carries it all
+		ASSERT_EQ(r.delivered.size(), 3u);
+		EXPECT_GT(share(r.delivered[2], 0), 0.99) << "seed " << s;
+		EXPECT_GT(r.delivered[2][0], c.npkts / 2) << "seed " << s;
+		if (s == 1)
+			print("all-on-dead-link", r);
 	}
 }
 
