@@ -125,9 +125,10 @@ vm-check: all deb
 	bash tools/labvm/run-selftests.sh
 
 # The README's "main job": boot the lab VM and show mrxe at work.
-# Benchmarks (not tests): bench/run.sh, three transports in two guests,
-# medians over repeats, CSV + markdown + PNG in bench/results/.
-# make bench QUICK=1 for the short set.
+# Benchmarks (not tests): bench/run.sh, stock rxe / mrxe standard / MetaRoCE
+# side by side (TCP reference, loss sweeps, latency, sizes, QPs, multipath,
+# ECN bottleneck), medians over repeats, CSV + markdown + PNG in
+# bench/results/ (bench/README.md).  make bench QUICK=1 for the short set.
 bench: all
 	bash bench/run.sh $(if $(QUICK),--quick)
 

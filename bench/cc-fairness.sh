@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-stamp=$(date +%Y%m%d-%H%M%S)
+stamp=${MRXE_BENCH_STAMP:-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

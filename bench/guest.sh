@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside each of the two lab-VM guests started by bench/run.sh.
 # Guest 1 (10.77.0.1) runs the perftest servers, guest 2 the clients and
-# writes the CSV.  For each transport (stock rdma_rxe, mrxe in standard
+# writes the CSVs.  For each transport (stock rdma_rxe, mrxe in standard
 # RoCEv2 mode, mrxe in MetaRoCE mode: `mrxectl dev set mrxe0 mode ...`
-# before any QP exists) and each netem loss rate, the bandwidth tests run
-# with -s $BENCH_SIZE -D $BENCH_DURATION and the latency tests with
-# -s 64 -n $BENCH_LAT_ITERS.  Loss is applied on the data direction only:
-# the client's egress for WRITE, the server's egress for READ.  For
-# ib_write_bw the client also records netem's drop count and its device's
-# retrans_pkts delta (the requester is the data sender): retransmitted
-# packets per lost packet.
+# before any QP exists) it measures the points that points() lists for
+# MRXE_BENCH_SCENARIOS (loss sweep on the data direction, ACK/response
+# direction, reordering and duplication, latency, message sizes, QP
+# counts).  netem goes on one end: the data sender's egress (the client for
+# WRITE/SEND, the server for READ) or, for "ack" points, the other end.
+# Bandwidth points use -s SIZE -D $BENCH_DURATION -q QPS, latency points
+# -s 64 -n $BENCH_LAT_ITERS -H (every sample goes to lat.csv for CDFs).
+# Each row has netem's drops on both ends (the server's come with a
+# barrier) and, for mrxe, the client's retrans_pkts delta (the requester
+# retransmits): retransmitted packets per lost packet.
+# `bench/guest.sh --count` prints the number of points per transport.
 #
 # Steps are synchronised with one-shot TCP barriers on port 19000+N.
 set -u
@@ -23,10 +27,17 @@ SIZE=${MRXE_BENCH_SIZE:-65536}
 DUR=${MRXE_BENCH_DURATION:-5}
 LOSSES=${MRXE_BENCH_LOSS:-0 0.1 1}
 TRANSPORTS=${MRXE_BENCH_TRANSPORTS:-rxe mrxe mrxe-meta}
-TESTS=${MRXE_BENCH_TESTS:-ib_write_bw ib_read_bw}
+TESTS=${MRXE_BENCH_TESTS:-ib_write_bw ib_read_bw ib_send_bw}
+SCENARIOS=${MRXE_BENCH_SCENARIOS:-loss ack reorder lat size qps}
+ACK_TESTS=${MRXE_BENCH_ACK_TESTS:-ib_write_bw ib_read_bw}
+ACK_LOSSES=${MRXE_BENCH_ACK_LOSS:-1 5}
+LAT_TESTS=${MRXE_BENCH_LAT_TESTS:-ib_write_lat ib_read_lat}
 LAT_ITERS=${MRXE_BENCH_LAT_ITERS:-1000}
-LAT_LOSSES=${MRXE_BENCH_LAT_LOSS:-0 1}	# latency tests only at these
+LAT_LOSSES=${MRXE_BENCH_LAT_LOSS:-0 1}
+SIZES=${MRXE_BENCH_SIZES:-4096 1048576 4194304}	# plus SIZE from "loss"
+QPS=${MRXE_BENCH_QPS:-4 16}			# plus 1 from "loss"
 CSV=$OUT/bench.csv
+LAT_CSV=$OUT/lat.csv
 step=0
 
 log() { echo "[vm$ROLE] $*"; }
@@ -40,8 +51,9 @@ stats() {
 	[ -z "${MRXE_BENCH_INSMOD_ARGS:-}" ] || dmesg > "$OUT/$1.$step.dmesg" 2>&1 || true
 }
 
-# barrier: both guests call it in the same order; guest 1 serves, guest 2
-# connects (retrying) - returns when both reached the same step.
+# barrier [VALUE]: both guests call it in the same order; guest 1 serves,
+# guest 2 connects (retrying) - returns when both reached the same step.
+# Guest 1's VALUE (one word) is printed by guest 2's barrier.
 barrier() {
 	step=$((step + 1))
 	local port=$((19000 + step))
@@ -50,14 +62,20 @@ barrier() {
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
-c, _ = s.accept(); c.sendall(b"go"); c.close()' "$port"
+c, _ = s.accept(); c.sendall(("go " + sys.argv[2]).encode()); c.close()' "$port" "${1:-}"
 	else
 		timeout 300 python3 -c '
 import socket, sys, time
 while True:
     try:
         c = socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)
-        c.recv(2); break
+        v = b""
+        while True:
+            d = c.recv(64)
+            if not d:
+                break
+            v += d
+        print(v.decode()[3:]); break
     except OSError:
         time.sleep(0.1)' "$PEER" "$port"
 	fi
@@ -112,11 +130,13 @@ transport_down() {
 	return 0
 }
 
+# netem SPEC: netem on eth0 with SPEC's arguments ('_' for ' '), or none (-)
 netem() {
 	tc qdisc del dev eth0 root 2>/dev/null
-	[ "$1" = 0 ] && return 0
+	[ "$1" = - ] && return 0
 	modprobe sch_netem
-	tc qdisc add dev eth0 root netem loss "$1%"
+	# shellcheck disable=SC2046
+	tc qdisc add dev eth0 root netem $(tr _ ' ' <<< "$1")
 }
 
 # counter NAME: the device's counter (0 when absent)
@@ -125,116 +145,171 @@ counter() {
 		awk -v n="$1" 'prev == n { print; f = 1; exit } { prev = $0 } END { if (!f) print 0 }'
 }
 
-# netem_dropped: packets dropped by the netem qdisc on eth0 (this step's)
+# netem_dropped: packets the netem qdisc on eth0 dropped (it is set up
+# anew for every point, so this is the point's count)
 netem_dropped() {
-	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1
+	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1 | grep . || echo 0
 }
 
-# perftest ARGS for test $1
+# test_args TEST SIZE QPS: perftest arguments of one point
 test_args() {
 	case $1 in
-	*_lat) echo "-s 64 -n $LAT_ITERS" ;;
-	*) echo "-s $SIZE -D $DUR --report_gbits" ;;
+	*_lat) echo "-s $2 -n $LAT_ITERS -H" ;;
+	*) echo "-s $2 -D $DUR -q $3 --report_gbits" ;;
 	esac
 }
 
-[ "$ROLE" = 2 ] && echo "transport,test,loss_pct,size,duration_s,bw_avg_gbps,msg_rate_mpps,lat_p50_us,lat_p99_us,netem_dropped,retrans_pkts,retrans_per_lost,status" > "$CSV"
+# points: one line per measurement of a transport, in run order:
+#   SCENARIO TEST DIR NETEM SIZE QPS
+# DIR is where netem goes: data (the data sender's egress: client for
+# WRITE/SEND, server for READ) or ack (the other end: ACKs of WRITE/SEND,
+# READ requests); NETEM is netem's arguments with '_' for ' ' (- for none).
+points() {
+	local t l s q
+	for s in $SCENARIOS; do
+		case $s in
+		loss)	# scenario 1: loss sweep on the data direction
+			for t in $TESTS; do
+				case $t in *_lat) continue ;; esac
+				for l in $LOSSES; do
+					echo "loss $t data $( [ "$l" = 0 ] && echo - || echo "loss_$l%") $SIZE 1"
+				done
+			done ;;
+		ack)	# scenario 1, the ACK/response direction
+			for t in $ACK_TESTS; do
+				for l in $ACK_LOSSES; do echo "ack $t ack loss_$l% $SIZE 1"; done
+			done ;;
+		reorder) # scenario 2: reordering (jitter) and duplication
+			echo "reorder ib_write_bw data delay_1ms_1ms $SIZE 1"
+			echo "reorder ib_write_bw data duplicate_2% $SIZE 1" ;;
+		lat)	# scenario 3: latency, lossless and at 1%
+			for t in $LAT_TESTS; do
+				for l in $LAT_LOSSES; do
+					echo "lat $t data $( [ "$l" = 0 ] && echo - || echo "loss_$l%") 64 1"
+				done
+			done ;;
+		size)	# scenario 6: message sizes, lossless
+			for q in $SIZES; do echo "size ib_write_bw data - $q 1"; done ;;
+		qps)	# scenario 6: QP count, lossless
+			for q in $QPS; do echo "qps ib_write_bw data - $SIZE $q"; done ;;
+		esac
+	done
+}
+
+# loss_of NETEM: the loss percentage in a netem spec (0 when none)
+loss_of() {
+	sed -n 's/.*loss_\([0-9.]*\)%.*/\1/p' <<< "$1" | grep . || echo 0
+}
+
+if [ "${1:-}" = --count ]; then
+	points | wc -l
+	exit 0
+fi
+[ "$ROLE" = 2 ] && echo "scenario,transport,test,dir,netem,loss_pct,size,qps,duration_s,bw_avg_gbps,msg_rate_mpps,lat_p50_us,lat_p99_us,lat_p999_us,netem_dropped,retrans_pkts,retrans_per_lost,status" > "$CSV"
+[ "$ROLE" = 2 ] && echo "transport,test,loss_pct,usec" > "$LAT_CSV"
 ip link set eth0 mtu 1500
 port=18600
+npoints=$(points | wc -l)
 for tr in $TRANSPORTS; do
 	ok=1
 	transport_up "$tr" || ok=0
 	barrier
-	for t in $TESTS; do
-		for loss in $LOSSES; do
-			case $t in
-			*_lat) case " $LAT_LOSSES " in *" $loss "*) ;; *) continue ;; esac ;;
-			esac
-			port=$((port + 1))
-			# data direction: client sends WRITE data, server sends READ data
-			if { [ "$t" = ib_read_bw ] && [ "$ROLE" = 1 ]; } ||
-			   { [ "$t" != ib_read_bw ] && [ "$ROLE" = 2 ]; }; then
-				netem "$loss"
-			else
-				netem 0
+	i=0
+	while read -r scen t dir spec size qps; do
+		i=$((i + 1))
+		port=$((port + 1))
+		loss=$(loss_of "$spec")
+		tag="$tr-$scen-$t-$dir-$spec-$size-$qps"
+		# netem on this guest when it is the DIR end: the client (guest 2)
+		# sends WRITE/SEND data and READ requests
+		mine=0
+		if [ "$t" = ib_read_bw ] || [ "$t" = ib_read_lat ]; then
+			{ [ "$dir" = data ] && [ "$ROLE" = 1 ]; } || { [ "$dir" = ack ] && [ "$ROLE" = 2 ]; } && mine=1
+		else
+			{ [ "$dir" = data ] && [ "$ROLE" = 2 ]; } || { [ "$dir" = ack ] && [ "$ROLE" = 1 ]; } && mine=1
+		fi
+		if [ $mine = 1 ]; then netem "$spec"; else netem -; fi
+		args=$(test_args "$t" "$size" "$qps")
+		if [ "$ROLE" = 1 ]; then
+			spid=
+			if [ $ok = 1 ]; then
+				# shellcheck disable=SC2086
+				timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
+					$args > "$OUT/$tag.server" 2>&1 &
+				spid=$!
+				for _ in $(seq 100); do
+					ss -Hltn "sport = :$port" | grep -q . && break
+					sleep 0.1
+				done
 			fi
-			if [ "$ROLE" = 1 ]; then
-				spid=
-				if [ $ok = 1 ]; then
-					# shellcheck disable=SC2046
-					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
-						$(test_args "$t") > "$OUT/$tr-$t-$loss.server" 2>&1 &
-					spid=$!
-					for _ in $(seq 100); do
-						ss -Hltn "sport = :$port" | grep -q . && break
-						sleep 0.1
-					done
-				fi
-				barrier		# server ready
-				barrier		# client done
-				if [ -n "$spid" ]; then
-					# give it a moment to finish on its own
-					for _ in $(seq 50); do
-						kill -0 $spid 2>/dev/null || break
-						sleep 0.1
-					done
-					kill $spid 2>/dev/null
-					wait $spid 2>/dev/null
-				fi
-				stats "$tr-$t-$loss"
+			barrier		# server ready
+			barrier		# client done
+			barrier "$(netem_dropped)" > /dev/null	# this end's drops
+			if [ -n "$spid" ]; then
+				# give it a moment to finish on its own
+				for _ in $(seq 50); do
+					kill -0 $spid 2>/dev/null || break
+					sleep 0.1
+				done
+				kill $spid 2>/dev/null
+				wait $spid 2>/dev/null
+			fi
+			stats "$tag"
+		else
+			barrier
+			res=
+			status=ok
+			lat=,, drops= rtx= rpl=
+			if [ $ok = 1 ]; then
+				sleep 0.5
+				rtx0=$(counter retrans_pkts)
+				# shellcheck disable=SC2086
+				timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
+					$args "$PEER" > "$OUT/$tag.client" 2>&1 ||
+					status="exit $?"
+				case $t in
+				*_lat)
+					# bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
+					lat=$(awk '$1 == 64 && NF >= 9 { print $5 "," $8 "," $9 }' "$OUT/$tag.client" | tail -n1)
+					res=,
+					[ -n "$lat" ] || { lat=,,; [ "$status" = ok ] && status="no result"; }
+					# -H: every sample ("N, usec") for the CDF plots
+					awk -v p="$tr,$t,$loss," -F', *' 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ { print p $2 }' \
+						"$OUT/$tag.client" >> "$LAT_CSV" ;;
+				*)
+					# data row: bytes iterations peak avg msgrate
+					res=$(awk -v s="$size" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tag.client" | tail -n1) ;;
+				esac
+				# the requester (this guest) retransmits; stock rxe
+				# has no retrans_pkts counter
+				[ "$tr" != rxe ] && rtx=$(( $(counter retrans_pkts) - rtx0 ))
 			else
-				barrier
-				res=
-				status=ok
-				lat=, drops= rtx= rpl=
-				if [ $ok = 1 ]; then
-					sleep 0.5
-					rtx0=$(counter retrans_pkts)
-					# shellcheck disable=SC2046
-					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
-						$(test_args "$t") "$PEER" > "$OUT/$tr-$t-$loss.client" 2>&1 ||
-						status="exit $?"
-					case $t in
-					*_lat)
-						# bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
-						lat=$(awk '$1 == 64 && NF >= 8 { print $5 "," $8 }' "$OUT/$tr-$t-$loss.client" | tail -n1)
-						res=,
-						[ -n "$lat" ] || { lat=,; [ "$status" = ok ] && status="no result"; } ;;
-					*)
-						# data row: bytes iterations peak avg msgrate
-						res=$(awk -v s="$SIZE" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tr-$t-$loss.client" | tail -n1) ;;
-					esac
-					# stock rxe has no retrans_pkts counter
-					if [ "$t" = ib_write_bw ] && [ "$tr" != rxe ]; then
-						drops=$(netem_dropped)
-						rtx=$(( $(counter retrans_pkts) - rtx0 ))
-						[ "${drops:-0}" -gt 0 ] &&
-							rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
-					fi
+				status="transport unavailable"
+			fi
+			[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
+			# perftest prints 0 Gb/s when its cycle-clock estimate
+			# failed under TCG (it says "Correlation coefficient"),
+			# or when nothing completed in the window (a stall):
+			# not "ok" either way, and told apart
+			if [ "$status" = ok ] && [ "$res" != , ] &&
+			   awk -v b="${res%%,*}" 'BEGIN { exit !(b + 0 == 0) }'; then
+				if grep -q "Correlation coefficient" "$OUT/$tag.client"; then
+					status="perftest clock estimate failed (0 Gb/s)"
 				else
-					status="transport unavailable"
+					status="stalled (0 Gb/s)"
 				fi
-				[ -n "$res" ] || { res=","; [ "$status" = ok ] && status="no result"; }
-				# perftest prints 0 Gb/s when its cycle-clock estimate
-				# failed under TCG (it says "Correlation coefficient"),
-				# or when nothing completed in the window (a stall):
-				# not "ok" either way, and told apart
-				if [ "$status" = ok ] && [ "$res" != , ] &&
-				   awk -v b="${res%%,*}" 'BEGIN { exit !(b + 0 == 0) }'; then
-					if grep -q "Correlation coefficient" "$OUT/$tr-$t-$loss.client"; then
-						status="perftest clock estimate failed (0 Gb/s)"
-					else
-						status="stalled (0 Gb/s)"
-					fi
-				fi
-				echo "$tr,$t,$loss,$SIZE,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
-				stats "$tr-$t-$loss"
-				log "$tr $t loss $loss%: ${res%%,*} Gb/s lat p50,p99 $lat us drops $drops retrans $rtx ($status)"
-				barrier		# client done
 			fi
-		done
-	done
-	netem 0
+			echo "$scen,$tr,$t,$dir,${spec//_/ },$loss,$size,$qps,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
+			# netem drops of both ends (the server's come with the barrier)
+			drops=$(( $(netem_dropped) + $(barrier | tail -n1 | grep -E '^[0-9]+$' || echo 0) ))
+			[ "$loss" != 0 ] && [ -n "$rtx" ] && [ "$drops" -gt 0 ] &&
+				rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
+			[ "$spec" = - ] && drops=
+			log "[$i/$npoints] $tr $scen $t $dir ${spec//_/ } -s $size -q $qps: ${res%%,*} Gb/s lat p50,p99,p99.9 $lat us drops $drops retrans $rtx ($status)"
+			barrier		# client done
+		fi
+	done <<< "$(points)"
+	netem -
 	transport_down "$tr"
 	barrier
 done

@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "${MRXE_VM:-0}" != 1 ]; then
-	stamp=$(date +%Y%m%d-%H%M%S)
+	stamp=${MRXE_BENCH_STAMP:-$(date +%Y%m%d-%H%M%S)}
 	mkdir -p "$REPO/bench/results"
 	log=$(mktemp)
 	trap 'rm -f "$log"' EXIT
@@ -45,6 +45,7 @@ if [ "${MRXE_VM:-0}" != 1 ]; then
 	csv=$(ls "$rundir"/vm1/multipath.csv 2>/dev/null)
 	[ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
 	cp "$csv" "$REPO/bench/results/multipath-$stamp.csv"
+	cp "$rundir"/vm1/multipath-timeline.csv "$REPO/bench/results/multipath-$stamp-timeline.csv" 2>/dev/null
 	echo "bench: bench/results/multipath-$stamp.csv"
 	exit 0
 fi
@@ -136,6 +137,11 @@ ip netns exec "$NS_B" timeout 90 ib_write_bw -d "$DEV_B" -x "$GID_B" -s 65536 -D
 	--report_gbits -p 18516 "$IP_A" > "$OUT/bh.client" 2>&1 &
 cp=$!
 sleep 6
+# the paths' smoothed RTT just before the hole: the QP's RTO is at least
+# max(50 ms floor, SRTT), so recovery / that is an upper bound in RTOs
+srtt_us=$(ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" 2>/dev/null | python3 -c 'import json,sys
+d = [q for q in json.load(sys.stdin) if q.get("type") == "RC" and q.get("path_list")]
+print(max([p.get("rtt_us") or 0 for q in d for p in q["path_list"]] or [0]))' 2>/dev/null || echo 0)
 t_bh=$(date +%s.%N)
 ecmp_blackhole 1
 sleep 4
@@ -145,7 +151,7 @@ wait $cp; crc=$?
 wait $sp
 kill $smp 2>/dev/null
 bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$OUT/bh.client")
-python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" <<'EOF'
+python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" "${srtt_us:-0}" <<'EOF'
 import sys
 samples = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
 t_bh, t_rs = float(sys.argv[2]), float(sys.argv[3])
@@ -175,15 +181,26 @@ for i in range(len(samples)):
         break
 if dip is None:
     rec = 0.0
+# the failover timeline: goodput over 300 ms windows, time from the black hole
+with open(sys.argv[5].replace("multipath.csv", "multipath-timeline.csv"), "w") as f:
+    f.write("t_s,gbps,blackhole_s,restore_s,link_gbps\n")
+    for i in range(0, len(samples), 3):
+        r = rate_at(i)
+        if r is None:
+            break
+        f.write(f"{samples[i][0] - t_bh:.2f},{r / 1e9:.6f},0,{t_rs - t_bh:.2f},{link_bps / 1e9:.6f}\n")
 with open(sys.argv[5], "a") as f:
     f.write(f"blackhole,2,metaroce,4,{sys.argv[6]},\n")
     f.write(f"blackhole_recovery_ms,2,metaroce,4,{'' if rec is None else round(rec * 1000)},\n")
+    f.write(f"blackhole_srtt_ms,2,metaroce,4,{int(sys.argv[8]) / 1000:.1f},\n")
 print(f"black hole: ib_write_bw exit {sys.argv[7]}, {sys.argv[6]} Gb/s over 20 s; "
       + ("goodput never below 0.9x one link" if dip is None else
          f"goodput below 0.9x one link from {dip * 1000:.0f} ms; ")
       + ("never back" if rec is None else
          f"back to >= 0.9x one link {rec * 1000:.0f} ms after the black hole "
-         f"({rec / 0.05:.1f} RTO floors of 50 ms)"))
+         f"({rec / 0.05:.1f} RTO floors of 50 ms; at most "
+         f"{rec / max(0.05, int(sys.argv[8]) / 1e6):.1f} RTOs with the paths' "
+         f"SRTT {int(sys.argv[8]) / 1000:.0f} ms before the hole)"))
 EOF
 ecmp_cleanup
 

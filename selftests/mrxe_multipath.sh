@@ -173,7 +173,10 @@ test_blackhole() {
 	sp=$!
 	wait_for 60 test -s "$snap" || { echo "FAILED: no path snapshot"; return 1; }
 	cp "$snap" "$snap.first"
-	sleep 1
+	# the hole starts once data flows (setting up the 16 MiB MR and the
+	# connection takes seconds under TCG)
+	wait_for 60 eval '[ "$(ecmp_a_rx_bytes)" -gt 1000000 ]' ||
+		{ echo "FAILED: no traffic before the hole"; return 1; }
 	ecmp_blackhole 1
 	sleep 3
 	ecmp_restore 1

@@ -18,6 +18,7 @@
 #				skips the Q_Key counter check (rxe has none)
 #	MRXE_TT_FILTER=GLOB	gtest filter (default '*')
 #	MRXE_TT_CASE_TIMEOUT	seconds per case (default 120)
+#	MRXE_TT_MODE=metaroce|auto	the device default transport mode of the cases
 . "$(dirname "$0")/lib.sh"
 
 GTEST=$MRXE_REPO/build/transport-tests
@@ -81,6 +82,12 @@ setup_log=$(
 		link_add "$NS_A" "$MRXE_DEV" "$VETH_A"
 		# a global IPv6 GID for the IPv6 cases (no DAD: usable at once)
 		ip netns exec "$NS_A" ip -6 addr add fd00:78::1/64 dev "$VETH_A" nodad
+		# MRXE_TT_MODE=metaroce|auto: every RC QP of the cases in that
+		# transport mode (the device default, set before any QP exists)
+		if [ -n "${MRXE_TT_MODE:-}" ]; then
+			ip netns exec "$NS_A" "$MRXE_REPO/build/mrxectl" dev set "$MRXE_DEV" mode "$MRXE_TT_MODE"
+			echo "$MRXE_DEV device default mode $MRXE_TT_MODE"
+		fi
 	else
 		modprobe veth
 		ip link add "$TT_VETH" type veth peer name "$TT_PEER"

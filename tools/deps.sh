@@ -25,7 +25,7 @@ PKGS=(
 	linux-image-amd64 qemu-system-x86 busybox-static kmod cpio
 	# tests and tools used inside the VM
 	iproute2 iputils-ping ethtool procps psmisc util-linux python3
-	python3-matplotlib	# bench/report.py plots (make bench)
+	python3-matplotlib iperf3	# make bench: plots (bench/report.py), the TCP reference (bench/netns.sh)
 	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs
 	python3-scapy	# tools/mrxe-inject (mrxe_wire_inject.sh)
 	xz-utils zstd

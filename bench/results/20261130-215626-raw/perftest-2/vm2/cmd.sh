@@ -1,0 +1,1 @@
+bash /work/main/bench/guest.sh 
