@@ -86,6 +86,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_HOLES,
 	MRXE_CNT_META_TLP,
 	MRXE_CNT_META_RTO,
+	MRXE_CNT_META_RTO_SPURIOUS,	/* RTOs F-RTO found spurious */
 	MRXE_CNT_META_OUT_OF_WINDOW,
 	MRXE_CNT_META_UPGRADES,
 	MRXE_CNT_META_RSP_GAP,		/* responses re-requested on a gap */

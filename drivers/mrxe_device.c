@@ -223,6 +223,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_HOLES].name		= "meta_sack_holes",
 	[MRXE_CNT_META_TLP].name		= "meta_tlp",
 	[MRXE_CNT_META_RTO].name		= "meta_rto",
+	[MRXE_CNT_META_RTO_SPURIOUS].name	= "meta_spurious_rto",
 	[MRXE_CNT_META_OUT_OF_WINDOW].name	= "meta_out_of_window",
 	[MRXE_CNT_META_UPGRADES].name		= "mode_upgrades",
 	[MRXE_CNT_META_RSP_GAP].name		= "meta_rsp_gap_rerequests",

@@ -223,6 +223,8 @@ void mrxe_meta_sync_counters(struct mrxe_qp *qp)
 			&m->synced.tlp);
 	mrxe_meta_delta(qp, MRXE_CNT_META_RTO, m->snd.sb.cnt.rto,
 			&m->synced.rto);
+	mrxe_meta_delta(qp, MRXE_CNT_META_RTO_SPURIOUS,
+			m->snd.sb.cnt.rto_spurious, &m->synced.rto_spurious);
 	mrxe_meta_delta(qp, MRXE_CNT_META_OOO, m->rcv.rw.cnt.ooo,
 			&m->synced.ooo);
 	mrxe_meta_delta(qp, MRXE_CNT_RCV_DUP_REQ, m->rcv.rw.cnt.duplicate,

@@ -77,7 +77,7 @@ struct mrxe_loss_ops {
 
 /* Engine counters already added to the device counters. */
 struct mrxe_meta_synced {
-	u64	retrans, spurious, holes, tlp, rto, ooo, dup, oow;
+	u64	retrans, spurious, holes, tlp, rto, rto_spurious, ooo, dup, oow;
 };
 
 struct mrxe_meta_qp {

@@ -148,6 +148,7 @@ struct ack_ctx {
 	u32	prack_mask;	/* paths with a RACK candidate */
 	u64	prack_xmit[MRXE_SACK_PATHS];
 	u32	prack_psn[MRXE_SACK_PATHS];
+	bool	pre_rto;	/* F-RTO: a copy sent before the RTO arrived */
 	struct mrxe_sack_ack_res *res;
 };
 
@@ -212,6 +213,9 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		c->karn_xmit = e->xmit_ns;
 		c->karn_path = e->path;
 	}
+	/* F-RTO: the pipe delivered what it held before the RTO */
+	if (sb->frto && (spur || e->xmit_ns < sb->frto_ns))
+		c->pre_rto = true;
 	sb->cnt.delivered++;
 	sb->path[e->path].delivered++;
 	sb->path[e->path].deliver_ns = c->now;
@@ -326,6 +330,35 @@ static void sack_one(struct mrxe_sack *sb, u32 psn, struct ack_ctx *c)
 		deliver(sb, psn, e, c);
 }
 
+/*
+ * F-RTO (RFC 5682 3, with timestamps): the first ACK after the RTO that
+ * delivers anything decides.  A delivered copy sent before the RTO: it was
+ * spurious, the rest is still in flight.  Only the retransmission of the
+ * oldest: the RTO was real, everything sent before it is lost (RFC 5682
+ * step 3 / RFC 8985 6.3).  Returns the PSNs newly marked lost.
+ */
+static u32 frto_ack(struct mrxe_sack *sb, const struct ack_ctx *c)
+{
+	u32 n = mrxe_sack_outstanding(sb), lost = 0, i;
+	struct mrxe_sack_ent *e;
+
+	if (!sb->frto || !c->res->delivered)
+		return 0;
+	sb->frto = false;
+	if (c->pre_rto) {
+		sb->cnt.rto_spurious++;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		e = mrxe_sack_ent(sb, mrxe_psn_add(sb->una, i));
+		if (e->state == MRXE_SK_INFLIGHT && e->xmit_ns < sb->frto_ns) {
+			mark_lost(sb, e);
+			lost++;
+		}
+	}
+	return lost;
+}
+
 int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 		     u64 echo_ns, u64 now, struct mrxe_sack_ack_res *res)
 {
@@ -404,7 +437,8 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 		sb->tlp_out = false;
 	}
 	advance_una(sb, res);
-	res->lost = detect_loss(sb, now);
+	res->lost = frto_ack(sb, &c);
+	res->lost += detect_loss(sb, now);
 	recovery_check(sb);
 	return 0;
 }
@@ -473,24 +507,29 @@ u64 mrxe_sack_timer(const struct mrxe_sack *sb, enum mrxe_sack_timer_kind *kind)
 
 /*
  * RFC 8985 6.3: on RTO the oldest outstanding packet is lost, the others
- * only if older than rack.rtt + reo_wnd; then RFC 6298 5.5 backoff.
+ * only if older than rack.rtt + reo_wnd; then RFC 6298 5.5 backoff.  The
+ * first RTO of an episode marks only the oldest and lets the next ACK
+ * decide the rest (F-RTO, frto_ack()); an RTO while that is pending
+ * (nothing came back) marks as RFC 8985 does.
  */
 static void rto_fire(struct mrxe_sack *sb, u64 now)
 {
 	u64 rrtt = sb->rack_valid ? sb->rack_rtt_ns : mrxe_rtt_srtt(&sb->rtt);
 	u32 n = mrxe_sack_outstanding(sb), i;
 	u64 reo = mrxe_sack_reo_wnd(sb);
+	bool first = true, frto = !sb->frto;
 	struct mrxe_sack_ent *e;
-	bool first = true;
 
 	for (i = 0; i < n; i++) {
 		e = mrxe_sack_ent(sb, mrxe_psn_add(sb->una, i));
 		if (e->state != MRXE_SK_INFLIGHT)
 			continue;
-		if (first || e->xmit_ns + rrtt + reo <= now)
+		if (first || (!frto && e->xmit_ns + rrtt + reo <= now))
 			mark_lost(sb, e);
 		first = false;
 	}
+	sb->frto = frto;
+	sb->frto_ns = now;
 	mrxe_rtt_backoff(&sb->rtt);
 	sb->rto_base_ns = now;
 	sb->tlp_out = false;

@@ -28,8 +28,14 @@
  * duplicate flag of the ACK, or "delivered sooner than min_rtt after the
  * retransmission").  A tail-loss probe fires after PTO = 2 * SRTT (+ the
  * peer's worst-case ACK delay when one packet is in flight), RFC 8985 7.2;
- * the RTO (RFC 6298 5, RFC 8985 6.3) marks the oldest packet lost and the
- * others only when older than rack.rtt + reo_wnd.
+ * the RTO (RFC 6298 5, RFC 8985 6.3) marks the oldest packet lost and, once
+ * an ACK shows the RTO was real, the others that were in flight before it
+ * (F-RTO, RFC 5682 section 3, decided with the MRH timestamp echo as in
+ * Eifel, RFC 3522): if instead the first ACK that delivers anything
+ * delivers an original transmission sent before the RTO (or the head's
+ * original copy), the RTO was spurious (a stalled receiver, a late ACK),
+ * nothing else is marked and RACK goes on as before.  A spurious RTO then
+ * costs one retransmission instead of a window.
  *
  * Times are u64 nanoseconds of any monotonic clock.  No allocation: the
  * caller embeds struct mrxe_sack (4.3 KiB: 16 bytes per PSN) in its per-QP
@@ -88,6 +94,7 @@ struct mrxe_sack_cnt {
 	u64	holes;		/* PSNs seen missing below a SACKed PSN */
 	u64	tlp;		/* tail-loss probes */
 	u64	rto;		/* retransmission timeouts */
+	u64	rto_spurious;	/* ... found spurious by F-RTO */
 	u64	delivered;	/* PSNs acked or SACKed */
 	u64	bad_ack;	/* ACKs beyond nxt, ignored */
 };
@@ -135,6 +142,9 @@ struct mrxe_sack {
 	u64	tlp_base_ns;	/* last new send or ACK progress */
 	u64	tlp_delack_ns;
 	u64	rto_base_ns;	/* RTO timer (re)started here */
+	/* F-RTO (RFC 5682): the RTO at frto_ns marked only the oldest lost */
+	bool	frto;
+	u64	frto_ns;
 	struct mrxe_sack_cnt cnt;
 	bool	multipath;	/* a packet was sent on a path other than 0 */
 	struct mrxe_sack_path path[MRXE_SACK_PATHS];

@@ -299,20 +299,79 @@ TEST_F(Sack, RtoMarksOldestLostAndBacksOff)
 	EXPECT_EQ(dl, t + rto);
 	EXPECT_EQ(mrxe_sack_on_timer(&sb, dl, nullptr),
 		  (u32)(MRXE_SACK_EV_RTO | MRXE_SACK_EV_LOST));
-	// b is lost (oldest); b + 1 was sent only 50 us ago (> rack.rtt +
-	// reo_wnd = 25 us): lost too.  RTO doubled.
-	EXPECT_EQ(sb.n_lost, 2u);
+	// F-RTO: only b (the oldest) is lost for now; RTO doubled.
+	EXPECT_EQ(sb.n_lost, 1u);
+	EXPECT_TRUE(sb.frto);
 	EXPECT_EQ(mrxe_rtt_rto(&sb.rtt), 400 * kUs);
 	EXPECT_EQ(sb.cnt.rto, 1u);
 	u32 psn;
-	while (mrxe_sack_next_lost(&sb, &psn))
-		mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	EXPECT_EQ(psn, b);
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	EXPECT_FALSE(mrxe_sack_next_lost(&sb, &psn));
 	EXPECT_EQ(mrxe_sack_timer(&sb, &k), dl + 400 * kUs);
 	EXPECT_EQ(k, MRXE_SACK_T_RTO);
-	// A retransmission's ACK gives no sample: backoff stays (Karn).
+	// The ACK delivers only b's retransmission (a full RTT after it):
+	// the RTO was real, b + 1 (sent before it) is lost too.  A
+	// retransmission's ACK gives no sample: backoff stays (Karn).
 	auto a = ack(b + 1);
-	mrxe_sack_on_ack(&sb, &a, 0, dl + 20 * kUs, nullptr);
+	struct mrxe_sack_ack_res r;
+	mrxe_sack_on_ack(&sb, &a, 0, dl + 150 * kUs, &r);
+	EXPECT_EQ(r.lost, 1u);
+	EXPECT_FALSE(sb.frto);
+	EXPECT_EQ(sb.cnt.rto_spurious, 0u);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	EXPECT_EQ(psn, b + 1);
 	EXPECT_EQ(mrxe_rtt_rto(&sb.rtt), 400 * kUs);
+	EXPECT_EQ(mrxe_sack_check(&sb), 0);
+}
+
+// F-RTO: an RTO after a stall, then the originals arrive after all: the
+// first ACK delivers a packet sent before the RTO, so the RTO was
+// spurious and nothing beyond the oldest is retransmitted.
+TEST_F(Sack, SpuriousRtoCostsOneRetransmission)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt, psn;
+	for (u32 i = 0; i < 32; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	u64 dl = mrxe_sack_timer(&sb, nullptr);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	EXPECT_EQ(sb.n_lost, 1u);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	// the originals of b .. b + 31 arrive (late), one cumulative ACK
+	auto a = ack(b + 32);
+	struct mrxe_sack_ack_res r;
+	mrxe_sack_on_ack(&sb, &a, 0, dl + 150 * kUs, &r);
+	EXPECT_EQ(r.delivered, 32u);
+	EXPECT_EQ(r.lost, 0u);
+	EXPECT_EQ(sb.cnt.rto_spurious, 1u);
+	EXPECT_EQ(sb.cnt.retransmits, 1u);
+	EXPECT_EQ(sb.n_lost + sb.n_inflight, 0u);
+	EXPECT_FALSE(sb.frto);
+	EXPECT_EQ(mrxe_sack_check(&sb), 0);
+}
+
+// F-RTO: a second RTO with nothing back marks as RFC 8985 does.
+TEST_F(Sack, SecondRtoWithoutAckMarksTheWindow)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt, psn;
+	for (u32 i = 0; i < 8; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	u64 dl = mrxe_sack_timer(&sb, nullptr);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	dl = mrxe_sack_timer(&sb, nullptr);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	EXPECT_EQ(sb.cnt.rto, 2u);
+	EXPECT_EQ(sb.n_lost, 8u);
+	EXPECT_FALSE(sb.frto);
+	EXPECT_EQ(mrxe_sack_check(&sb), 0);
 }
 
 TEST_F(Sack, RtoOnlyMarksFirstWhenOthersAreYoung)
