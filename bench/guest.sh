@@ -75,7 +75,9 @@ while True:
             if not d:
                 break
             v += d
-        print(v.decode()[3:]); break
+        if v[3:]:
+            print(v.decode()[3:])
+        break
     except OSError:
         time.sleep(0.1)' "$PEER" "$port"
 	fi
@@ -299,14 +301,18 @@ for tr in $TRANSPORTS; do
 					status="stalled (0 Gb/s)"
 				fi
 			fi
-			echo "$scen,$tr,$t,$dir,${spec//_/ },$loss,$size,$qps,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
-			# netem drops of both ends (the server's come with the barrier)
-			drops=$(( $(netem_dropped) + $(barrier | tail -n1 | grep -E '^[0-9]+$' || echo 0) ))
+			stats "$tag"
+			barrier		# client done
+			# netem drops of both ends (the server's come with this
+			# barrier; not in a subshell: barrier counts the steps)
+			barrier > "$OUT/peer.drops"
+			pd=$(grep -E '^[0-9]+$' "$OUT/peer.drops" | tail -n1)
+			drops=$(( $(netem_dropped) + ${pd:-0} ))
 			[ "$loss" != 0 ] && [ -n "$rtx" ] && [ "$drops" -gt 0 ] &&
 				rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
 			[ "$spec" = - ] && drops=
+			echo "$scen,$tr,$t,$dir,${spec//_/ },$loss,$size,$qps,$DUR,$res,$lat,$drops,$rtx,$rpl,$status" >> "$CSV"
 			log "[$i/$npoints] $tr $scen $t $dir ${spec//_/ } -s $size -q $qps: ${res%%,*} Gb/s lat p50,p99,p99.9 $lat us drops $drops retrans $rtx ($status)"
-			barrier		# client done
 		fi
 	done <<< "$(points)"
 	netem -
