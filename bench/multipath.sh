@@ -35,19 +35,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "${MRXE_VM:-0}" != 1 ]; then
-	stamp=${MRXE_BENCH_STAMP:-$(date +%Y%m%d-%H%M%S)}
-	mkdir -p "$REPO/bench/results"
-	log=$(mktemp)
-	trap 'rm -f "$log"' EXIT
-	"$REPO/tools/labvm/vm-run.sh" --timeout 1500 -- \
-		bash "$REPO/bench/multipath.sh" 2>&1 | tee "$log"
-	rundir=$(sed -n 's/.*logs[: ]* \(\/.*\)$/\1/p' "$log" | tail -n1)
-	csv=$(ls "$rundir"/vm1/multipath.csv 2>/dev/null)
-	[ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
-	cp "$csv" "$REPO/bench/results/multipath-$stamp.csv"
-	cp "$rundir"/vm1/multipath-timeline.csv "$REPO/bench/results/multipath-$stamp-timeline.csv" 2>/dev/null
-	echo "bench: bench/results/multipath-$stamp.csv"
-	exit 0
+	. "$REPO/bench/lib.sh"
+	bench_in_guest "$REPO/bench/multipath.sh" 1500 multipath timeline
+	exit
 fi
 
 # ---- inside the lab guest ----

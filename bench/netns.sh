@@ -33,20 +33,10 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "${MRXE_VM:-0}" != 1 ]; then
-	stamp=${MRXE_BENCH_STAMP:-$(date +%Y%m%d-%H%M%S)}
-	mkdir -p "$REPO/bench/results"
-	log=$(mktemp)
-	trap 'rm -f "$log"' EXIT
-	n=$((MRXE_NS_REPEAT * 8))
-	"$REPO/tools/labvm/vm-run.sh" --live --timeout $((n * (MRXE_NS_DURATION * 6 + 40) + 300)) -- \
-		bash "$REPO/bench/netns.sh" 2>&1 | tee "$log"
-	rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
-	csv=$(ls "$rundir"/vm1/netns.csv 2>/dev/null)
-	[ -s "$csv" ] || { echo "bench: no netns results (logs: ${rundir:-?})" >&2; exit 1; }
-	rev=${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}
-	sed "1s/^/commit,/; 2,\$s/^/$rev,/" "$csv" > "$REPO/bench/results/netns-$stamp.csv"
-	echo "bench: bench/results/netns-$stamp.csv"
-	exit 0
+	. "$REPO/bench/lib.sh"
+	bench_in_guest "$REPO/bench/netns.sh" \
+		$((MRXE_NS_REPEAT * 8 * (MRXE_NS_DURATION * 6 + 40) + 300)) netns
+	exit
 fi
 
 # ---- inside the lab guest ----

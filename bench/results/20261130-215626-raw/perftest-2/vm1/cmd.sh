@@ -1,1 +1,0 @@
-bash /work/main/bench/guest.sh 
