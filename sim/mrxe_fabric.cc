@@ -85,6 +85,13 @@ struct Cfg {
 	int window = MRXE_SACK_WINDOW;	// packets in flight per QP (both)
 	uint64_t rto_floor_us = 200;	// both transports
 	uint32_t cnp_us = 50;		// NP: at most one CNP per QP per 50 us
+	// DCQCN RP (standard): T, B, R_AI, R_HAI.  B = 32 KB, not the paper's
+	// 10 MB: with 10 MB the byte counter never reaches hyper increase
+	// within a collective and DCQCN leaves the bottlenecks ~40% idle (the
+	// sensitivity run "stdb10m" of sim/run.py shows it)
+	uint32_t dcqcn_t_us = 55;
+	uint64_t dcqcn_b = 32768;
+	uint64_t dcqcn_ai_kbps = 100000, dcqcn_hai_kbps = 1000000;
 	bool check = false;		// engine invariants after every event
 	std::string fct_path, links_path;
 };
@@ -189,6 +196,7 @@ struct Stats {
 	uint64_t data_sent = 0, retx = 0, acks = 0, naks = 0, cnps = 0;
 	uint64_t rtos = 0, tlps = 0, spurious = 0;
 	uint64_t drop_buffer = 0, drop_fail = 0, drop_loss = 0, marks = 0;
+	uint64_t lost_data = 0;	// DATA packets among the drops
 	uint64_t dup_rx = 0, ooo_rx = 0, qp_errors = 0, bad_ack = 0;
 	uint64_t path_dead = 0, path_probes = 0;
 	std::vector<uint64_t> qhist;	// egress queue at enqueue, 1 KiB buckets
@@ -278,18 +286,23 @@ private:
 		uint64_t q = pt.q->GetNBytes();
 		uint32_t sz = c->GetSize();
 
+		bool data = h.type == RoceHeader::DATA;
+
 		if (pt.blackhole) {
 			g_st.drop_fail++;
+			g_st.lost_data += data;
 			return;
 		}
 		if (pt.loss > 0 && Uni() < pt.loss) {
 			g_st.drop_loss++;
+			g_st.lost_data += data;
 			return;
 		}
 		QSample(q);
 		pt.maxq = std::max(pt.maxq, q);
 		if (q + sz > g_cfg.buffer) {
 			g_st.drop_buffer++;
+			g_st.lost_data += data;
 			return;
 		}
 		if (h.type == RoceHeader::DATA && h.ecn >= 2 && h.ecn != 3 && q > g_cfg.kmin) {
@@ -592,7 +605,16 @@ void Host::Pump()
 	uint64_t now = NowNs();
 	uint64_t wake = UINT64_MAX;
 	size_t n = tx.size();
+	uint32_t backlog = dev->GetQueue()->GetNBytes();
 
+	// ACKs/NAKs/CNPs go straight to the device queue: data waits for them,
+	// so the host link is never oversubscribed and its queue stays short
+	if (backlog) {
+		free_at_ = now + TxNs(backlog);
+		pump_at_ = free_at_;
+		pump_ = Simulator::Schedule(NanoSeconds(free_at_ - now), &Host::Pump, this);
+		return;
+	}
 	for (size_t k = 0; k < n; k++) {
 		Qp *q = tx[(rr_ + k) % n];
 
@@ -946,10 +968,11 @@ void InitQp(Qp *q)
 
 	mrxe_dcqcn_params_default(&dp, line);
 	dp.min_kbps = line / 1000;
-	dp.timer_us = 55;		// paper's T at 40G
-	dp.alpha_us = 55;
-	dp.ai_kbps = 100000;		// 100 Mbit/s
-	dp.hai_kbps = 1000000;		// 1 Gbit/s
+	dp.timer_us = c.dcqcn_t_us;	// paper's T (55 us)
+	dp.alpha_us = 55;		// paper's K
+	dp.byte_counter = c.dcqcn_b;	// 32 KB (paper: 10 MB)
+	dp.ai_kbps = c.dcqcn_ai_kbps;	// 100 Mbit/s
+	dp.hai_kbps = c.dcqcn_hai_kbps;	// 1 Gbit/s
 	mrxe_dcqcn_init(&q->dc, &dp);
 	struct mrxe_ecn_cc_params ep;
 
@@ -969,6 +992,7 @@ void Usage()
 		"  [--workload ring|alltoall|incast|perm] [--seed N] [--leaves N] [--spines N]\n"
 		"  [--hosts N] [--bytes N] [--gbps X] [--delay-ns N] [--paths N] [--loss P]\n"
 		"  [--kmin B] [--kmax B] [--pmax P] [--buffer B] [--limit-ms N] [--check]\n"
+		"  [--dcqcn-t-us N] [--dcqcn-b BYTES] [--dcqcn-ai-kbps N] [--dcqcn-hai-kbps N]\n"
 		"  [--fct FILE] [--links FILE]\n");
 	exit(2);
 }
@@ -1020,6 +1044,14 @@ int main(int argc, char **argv)
 			c.buffer = std::stoull(val());
 		else if (a == "--limit-ms")
 			c.limit_ms = std::stoull(val());
+		else if (a == "--dcqcn-t-us")
+			c.dcqcn_t_us = std::stoul(val());
+		else if (a == "--dcqcn-b")
+			c.dcqcn_b = std::stoull(val());
+		else if (a == "--dcqcn-ai-kbps")
+			c.dcqcn_ai_kbps = std::stoull(val());
+		else if (a == "--dcqcn-hai-kbps")
+			c.dcqcn_hai_kbps = std::stoull(val());
 		else if (a == "--check")
 			c.check = true;
 		else if (a == "--fct")
@@ -1200,7 +1232,7 @@ int main(int argc, char **argv)
 	       "cct_us,ideal_us,msgs_done,msgs,data_pkts,retx_pkts,drop_buffer,drop_fail,"
 	       "drop_loss,ecn_marks,cnps,naks,rtos,tlps,spurious,qp_errors,path_dead,"
 	       "path_probes,ooo_rx,dup_rx,bad_ack,util_mean,util_cv,util_min,util_max,"
-	       "q_p50,q_p99,q_max,check_failed\n");
+	       "q_p50,q_p99,q_max,check_failed,lost_data\n");
 	uint64_t qmax = 0;
 
 	all_sw([&](Port &p) { qmax = std::max(qmax, p.maxq); });
@@ -1208,14 +1240,14 @@ int main(int argc, char **argv)
 	       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 	       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 	       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.4f,%.4f,%.4f,%.4f,%" PRIu64 ",%" PRIu64
-	       ",%" PRIu64 ",%d\n",
+	       ",%" PRIu64 ",%d,%" PRIu64 "\n",
 	       c.transport.c_str(), c.scenario.c_str(), c.workload.c_str(), c.seed, c.leaves,
 	       c.spines, c.hosts, c.transport == "meta" ? c.paths : 1, c.bytes, completed,
 	       end / 1e3, ideal_ns / 1e3, g_done_msgs, g_msgs.size(), g_st.data_sent,
 	       g_st.retx, g_st.drop_buffer, g_st.drop_fail, g_st.drop_loss, g_st.marks,
 	       g_st.cnps, g_st.naks, g_st.rtos, g_st.tlps, g_st.spurious, g_st.qp_errors,
 	       g_st.path_dead, g_st.path_probes, g_st.ooo_rx, g_st.dup_rx, g_st.bad_ack, um,
-	       um > 0 ? us / um : 0, umin, umax, QPct(50), QPct(99), qmax, g_check_failed);
+	       um > 0 ? us / um : 0, umin, umax, QPct(50), QPct(99), qmax, g_check_failed, g_st.lost_data);
 	Simulator::Destroy();
 	(void)total_bytes;
 	return g_check_failed ? 1 : 0;

@@ -32,9 +32,11 @@ sys.path.insert(0, os.path.join(TOP, "bench"))
 import report  # noqa: E402  (bench/report.py: colours and helpers)
 
 LABEL = {"std": "standard RoCEv2 (GBN, 1 port, DCQCN)",
+         "stdb10m": "standard RoCEv2, DCQCN B = 10 MB (sensitivity)",
          "meta": "MetaRoCE (SACK, multipath, ECN reaction)",
          "meta1": "MetaRoCE, 1 path (ablation)"}
-COLOR = {"std": report.COLORS["mrxe"], "meta": report.COLORS["mrxe-meta"],
+COLOR = {"std": report.COLORS["mrxe"], "stdb10m": "tab:cyan",
+         "meta": report.COLORS["mrxe-meta"],
          "meta1": "tab:orange"}
 SCEN = {"ecmp": "ECMP collisions", "fail": "spine link failed",
         "lossy": "lossy spine link"}
@@ -55,11 +57,13 @@ def matrix(a):
     topo = a.topo
     runs = []
     for seed in range(1, a.seeds + 1):
-        for scen in ("ecmp", "fail", "lossy"):
+        for scen in a.scenarios:
             for tr in ("std", "meta"):
                 runs.append((tr, scen, "ring", seed))
-        runs.append(("meta1", "ecmp", "ring", seed))
-    for wl in ("alltoall", "incast", "perm"):
+        if not a.ring_only:
+            runs.append(("meta1", "ecmp", "ring", seed))
+            runs.append(("stdb10m", "ecmp", "ring", seed))
+    for wl in () if a.ring_only else ("alltoall", "incast", "perm"):
         for seed in range(1, min(a.seeds, 2) + 1):
             for tr in ("std", "meta"):
                 runs.append((tr, "ecmp", wl, seed))
@@ -68,7 +72,7 @@ def matrix(a):
 
 def run_one(a, topo, r, tmp):
     tr, scen, wl, seed = r
-    args = [a.bin, "--transport", "std" if tr == "std" else "meta",
+    args = [a.bin, "--transport", "meta" if tr.startswith("meta") else "std",
             "--scenario", scen, "--workload", wl, "--seed", str(seed),
             "--leaves", str(topo[0]), "--spines", str(topo[1]),
             "--hosts", str(topo[2]), "--bytes", str(a.bytes),
@@ -76,6 +80,8 @@ def run_one(a, topo, r, tmp):
             "--loss", str(a.loss),
             "--fct", os.path.join(tmp, f"fct-{tr}-{scen}-{wl}-{seed}.csv"),
             "--links", os.path.join(tmp, f"links-{tr}-{scen}-{wl}-{seed}.csv")]
+    if tr == "stdb10m":
+        args += ["--dcqcn-b", str(10 << 20)]
     if a.check:
         args.append("--check")
     t0 = time.time()
@@ -105,13 +111,24 @@ def main():
     ap.add_argument("--bin", default=os.path.join(TOP, "build", "sim",
                                                   "mrxe-fabric"))
     ap.add_argument("--loss", type=float, default=0.005)
+    ap.add_argument("--topo", help="LEAVES,SPINES,HOSTS (default: 4,4,4 "
+                    "with --quick, else 8,8,8)")
+    ap.add_argument("--mib", type=int, help="AllReduce buffer per host, MiB")
+    ap.add_argument("--paths", type=int, help="MetaRoCE paths per QP")
+    ap.add_argument("--scenarios", default="ecmp,fail,lossy")
+    ap.add_argument("--ring-only", action="store_true",
+                    help="no 1-path ablation, no other workloads")
     a = ap.parse_args()
+    a.scenarios = a.scenarios.split(",")
     if a.quick:
-        a.topo, a.bytes, a.paths, a.check = (4, 4, 4), 4 << 20, 8, True
+        topo, mib, paths, a.check = (4, 4, 4), 4, 8, True
         a.seeds = a.seeds or 3
     else:
-        a.topo, a.bytes, a.paths, a.check = (8, 8, 8), 8 << 20, 16, False
+        topo, mib, paths, a.check = (8, 8, 8), 8, 16, False
         a.seeds = a.seeds or 5
+    a.topo = tuple(int(x) for x in a.topo.split(",")) if a.topo else topo
+    a.bytes = (a.mib or mib) << 20
+    a.paths = a.paths or paths
     os.makedirs(a.out, exist_ok=True)
     tmp = os.path.join(a.out, "runs")
     os.makedirs(tmp, exist_ok=True)
@@ -175,7 +192,8 @@ def main():
             "cct_p99_us": pct(done, 99) if len(done) == len(rs) else None,
             "ideal_us": mean("ideal_us"),
             "retx_pkts": mean("retx_pkts"),
-            "lost_pkts": mean("drop_buffer") + mean("drop_fail") +
+            "lost_pkts": mean("lost_data"),
+            "dropped_all": mean("drop_buffer") + mean("drop_fail") +
             mean("drop_loss"),
             "ecn_marks": mean("ecn_marks"), "cnps": mean("cnps"),
             "rtos": mean("rtos"), "qp_errors": mean("qp_errors"),
@@ -199,17 +217,19 @@ def main():
           f"100 Gbit/s, {a.bytes >> 20} MiB AllReduce buffer per host, "
           f"{a.seeds} seeds, MetaRoCE {a.paths} paths", "",
           "| workload | scenario | transport | completed | p50 us | p99 us |"
-          " ideal us | retx | lost | fabric util CV | queue p99 B |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
+          " ideal us | retx | lost data | dropped (all) | fabric util CV |"
+          " queue p99 B |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in summ:
         md.append(f"| {s['workload']} | {s['scenario']} | {s['transport']} | "
                   f"{s['completed']}/{s['runs']} | {f0(s['cct_p50_us'])} | "
                   f"{f0(s['cct_p99_us'])} | {s['ideal_us']:.0f} | "
                   f"{s['retx_pkts']:.0f} | {s['lost_pkts']:.0f} | "
+                  f"{s['dropped_all']:.0f} | "
                   f"{s['util_cv']:.3f} | {s['q_p99']:.0f} |")
     md.append("")
     ratios = {}
-    for sc in ("ecmp", "fail", "lossy"):
+    for sc in a.scenarios:
         s, m = get("std", sc), get("meta", sc)
         if s and m and s["cct_p99_us"] and m["cct_p99_us"]:
             ratios[sc] = s["cct_p99_us"] / m["cct_p99_us"]
@@ -223,6 +243,10 @@ def main():
     if m1 and m and m1["cct_p99_us"] and m["cct_p99_us"]:
         md.append(f"ring ecmp: p99 MetaRoCE 1 path / MetaRoCE {a.paths} paths"
                   f" = {m1['cct_p99_us'] / m['cct_p99_us']:.2f}x")
+    sb = get("stdb10m", "ecmp")
+    if sb and m and sb["cct_p99_us"] and m["cct_p99_us"]:
+        md.append(f"ring ecmp: p99 standard with DCQCN B = 10 MB / MetaRoCE"
+                  f" = {sb['cct_p99_us'] / m['cct_p99_us']:.2f}x")
     md.append(f"\n{len(runs)} runs in {wall:.0f} s wall")
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
@@ -267,11 +291,11 @@ def plots(a, summ, fct, links):
         plt.close(fig)
         print(f"sim: wrote {p}")
 
-    trs = ["std", "meta", "meta1"]
+    trs = ["std", "meta", "meta1", "stdb10m"]
     # 1. ring completion time p50/p99 per scenario
     fig, ax = plt.subplots(figsize=(7, 4))
     scs = ["ecmp", "fail", "lossy"]
-    w = 0.13
+    w = 0.1
     for i, tr in enumerate(trs):
         for j, (q, hatch) in enumerate((("cct_p50_us", ""), ("cct_p99_us",
                                                                "//"))):
@@ -282,7 +306,7 @@ def plots(a, summ, fct, links):
                          None)
                 if s is None:
                     continue
-                x = k + (i * 2 + j - 2.5) * w
+                x = k + (i * 2 + j - 3.5) * w
                 if s[q] is None:
                     ax.text(x, 0, "DNF", rotation=90, ha="center",
                             va="bottom", fontsize=8, color=COLOR[tr])
@@ -312,9 +336,9 @@ def plots(a, summ, fct, links):
         ax.set_xscale("log")
         ax.set_xlabel("message completion time (us)")
         ax.set_title(f"{wl} (ECMP)")
+        ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     axs[0][0].set_ylabel("CDF")
-    axs[0][0].legend(fontsize=7)
     save(fig, "fct-cdf")
 
     # 3. fabric link utilisation spread (ring, ECMP)
@@ -346,14 +370,14 @@ def plots(a, summ, fct, links):
                               s["scenario"] == sc and
                               s["workload"] == "ring"), None)
                     if s:
-                        xs.append(n + (i * 2 + j - 2.5) * w)
+                        xs.append(n + (i * 2 + j - 3.5) * w)
                         ys.append(max(s[k], 0.5))
                 ax.bar(xs, ys, w, color=COLOR[tr], hatch=hatch,
                        label=f"{tr} {k}")
         ax.set_yscale("log")
         ax.set_xticks(range(len(scs)), [SCEN[s] for s in scs])
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        ax.set_ylabel(ylabel + " (0 drawn as 0.5)")
+        ax.legend(fontsize=6)
         save(fig, name)
 
 
