@@ -81,6 +81,7 @@ struct Cfg {
 	int paths = 8;
 	double loss = 0.005;		// lossy scenario, one spine link
 	double fail_frac = 0.3;		// fail at this fraction of the ideal time
+	uint64_t reconverge_us = 1000;	// failrc: ECMP groups repaired after this
 	uint64_t limit_ms = 100;	// simulated time limit
 	int window = MRXE_SACK_WINDOW;	// packets in flight per QP (both)
 	uint64_t rto_floor_us = 200;	// both transports
@@ -98,6 +99,7 @@ struct Cfg {
 
 Cfg g_cfg;
 std::mt19937_64 g_rng;
+bool g_withdrawn;	// scenario failrc: routing converged around the failure
 
 double Uni()
 {
@@ -271,7 +273,15 @@ public:
 			// ECMP: a hash of the 5-tuple (proto UDP) picks the uplink
 			uint64_t k = (uint64_t)h.src << 48 | (uint64_t)h.dst << 32 |
 				     (uint64_t)h.sport << 16 | h.dport;
-			out = up[Mix64(k ^ seed_ ^ 17) % up.size()];
+			uint64_t hv = Mix64(k ^ seed_ ^ 17);
+
+			// after routing converged around the failed leaf 0 <-> spine 0
+			// link, the ECMP groups toward and from leaf 0 lack spine 0
+			// (the group shrinks: every flow of it is hashed again)
+			if (g_withdrawn && (id_ == 0 || dleaf == 0))
+				out = up[1 + hv % (up.size() - 1)];
+			else
+				out = up[hv % up.size()];
 		}
 		Egress(ports[out], c, h);
 	}
@@ -988,11 +998,11 @@ void InitQp(Qp *q)
 void Usage()
 {
 	fprintf(stderr,
-		"usage: mrxe-fabric [--transport std|meta] [--scenario ecmp|fail|lossy]\n"
+		"usage: mrxe-fabric [--transport std|meta] [--scenario ecmp|fail|failrc|lossy]\n"
 		"  [--workload ring|alltoall|incast|perm] [--seed N] [--leaves N] [--spines N]\n"
 		"  [--hosts N] [--bytes N] [--gbps X] [--delay-ns N] [--paths N] [--loss P]\n"
 		"  [--kmin B] [--kmax B] [--pmax P] [--buffer B] [--limit-ms N] [--check]\n"
-		"  [--dcqcn-t-us N] [--dcqcn-b BYTES] [--dcqcn-ai-kbps N] [--dcqcn-hai-kbps N]\n"
+		"  [--reconverge-us N] [--dcqcn-t-us N] [--dcqcn-b BYTES] [--dcqcn-ai-kbps N] [--dcqcn-hai-kbps N]\n"
 		"  [--fct FILE] [--links FILE]\n");
 	exit(2);
 }
@@ -1052,6 +1062,8 @@ int main(int argc, char **argv)
 			c.dcqcn_ai_kbps = std::stoull(val());
 		else if (a == "--dcqcn-hai-kbps")
 			c.dcqcn_hai_kbps = std::stoull(val());
+		else if (a == "--reconverge-us")
+			c.reconverge_us = std::stoull(val());
 		else if (a == "--check")
 			c.check = true;
 		else if (a == "--fct")
@@ -1144,11 +1156,16 @@ int main(int argc, char **argv)
 	if (c.scenario == "lossy") {
 		f_up.loss = c.loss;
 		f_dn.loss = c.loss;
-	} else if (c.scenario == "fail") {
-		Simulator::Schedule(NanoSeconds((uint64_t)(c.fail_frac * ideal_ns)), [&]() {
+	} else if (c.scenario == "fail" || c.scenario == "failrc") {
+		uint64_t at = (uint64_t)(c.fail_frac * ideal_ns);
+
+		Simulator::Schedule(NanoSeconds(at), [&]() {
 			f_up.blackhole = true;
 			f_dn.blackhole = true;
 		});
+		if (c.scenario == "failrc" && c.spines > 1)
+			Simulator::Schedule(NanoSeconds(at + c.reconverge_us * kUs),
+					    []() { g_withdrawn = true; });
 	} else if (c.scenario != "ecmp") {
 		Usage();
 	}

@@ -39,6 +39,7 @@ COLOR = {"std": report.COLORS["mrxe"], "stdb10m": "tab:cyan",
          "meta": report.COLORS["mrxe-meta"],
          "meta1": "tab:orange"}
 SCEN = {"ecmp": "ECMP collisions", "fail": "spine link failed",
+        "failrc": "failed, rerouted 1 ms later",
         "lossy": "lossy spine link"}
 
 
@@ -115,7 +116,7 @@ def main():
                     "with --quick, else 8,8,8)")
     ap.add_argument("--mib", type=int, help="AllReduce buffer per host, MiB")
     ap.add_argument("--paths", type=int, help="MetaRoCE paths per QP")
-    ap.add_argument("--scenarios", default="ecmp,fail,lossy")
+    ap.add_argument("--scenarios", default="ecmp,fail,failrc,lossy")
     ap.add_argument("--ring-only", action="store_true",
                     help="no 1-path ablation, no other workloads")
     a = ap.parse_args()
@@ -294,7 +295,7 @@ def plots(a, summ, fct, links):
     trs = ["std", "meta", "meta1", "stdb10m"]
     # 1. ring completion time p50/p99 per scenario
     fig, ax = plt.subplots(figsize=(7, 4))
-    scs = ["ecmp", "fail", "lossy"]
+    scs = [x for x in ("ecmp", "fail", "failrc", "lossy") if x in a.scenarios]
     w = 0.1
     for i, tr in enumerate(trs):
         for j, (q, hatch) in enumerate((("cct_p50_us", ""), ("cct_p99_us",
@@ -315,7 +316,7 @@ def plots(a, summ, fct, links):
                 ys.append(s[q] / 1e3)
             ax.bar(xs, ys, w, color=COLOR[tr], hatch=hatch,
                    label=f"{LABEL[tr]} {'p50' if not j else 'p99'}")
-    ax.set_xticks(range(len(scs)), [SCEN[s] for s in scs])
+    ax.set_xticks(range(len(scs)), [SCEN[s] for s in scs], fontsize=8)
     ax.set_ylabel("ring AllReduce completion (ms)")
     ax.set_title("AllReduce completion time across seeds")
     ax.legend(fontsize=6)
@@ -358,9 +359,9 @@ def plots(a, summ, fct, links):
     # 4. retransmitted / lost, 5. queue occupancy, per scenario
     for name, keys, ylabel in (
             ("retx", (("retx_pkts", ""), ("lost_pkts", "//")),
-             "packets per run (mean)"),
+             "packets per run, mean (0 drawn as 0.5)"),
             ("queue", (("q_p99", ""), ("q_max", "//")),
-             "egress queue bytes (p99 at enqueue / max)")):
+             "egress queue bytes, mean over runs of p99 / max")):
         fig, ax = plt.subplots(figsize=(7, 4))
         for i, tr in enumerate(trs):
             for j, (k, hatch) in enumerate(keys):
@@ -375,8 +376,8 @@ def plots(a, summ, fct, links):
                 ax.bar(xs, ys, w, color=COLOR[tr], hatch=hatch,
                        label=f"{tr} {k}")
         ax.set_yscale("log")
-        ax.set_xticks(range(len(scs)), [SCEN[s] for s in scs])
-        ax.set_ylabel(ylabel + " (0 drawn as 0.5)")
+        ax.set_xticks(range(len(scs)), [SCEN[s] for s in scs], fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
         ax.legend(fontsize=6)
         save(fig, name)
 
