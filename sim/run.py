@@ -14,7 +14,8 @@ OUT/summary.md and OUT/sim-*.png.
 Exit status 1 when a run failed its engine invariants (--check: the
 scoreboard and path set invariants after every ACK, every message
 completed exactly once), when a MetaRoCE ring AllReduce did not complete
-(no fault, spine link failed, lossy link), or when MetaRoCE's p99 ring
+(no fault, spine link failed, failed then rerouted,
+lossy link), or when MetaRoCE's p99 ring
 completion time with ECMP collisions is not below standard RoCEv2's.
 Documentation/simulation.rst describes the model and the parameters.
 """
