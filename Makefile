@@ -22,7 +22,7 @@ MULTIARCH ?= $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 export KVER KDIR BUILD
 
 .PHONY: all module provider tool unit deps check unit-check vm-check demo bench install clean checkpatch \
-	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check fuzz soak
+	deps-6.12 provider-56 check-all check-lines deb deb-dkms-check fuzz soak sim
 
 all: module provider tool
 
@@ -111,6 +111,16 @@ FUZZ_SECONDS ?= 60
 fuzz: | $(BUILD)
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
+# The ns-3 leaf-spine simulation (sim/, Documentation/simulation.rst): the
+# drivers/proto/ engines on a 100G fabric, standard RoCEv2 vs MetaRoCE.
+# QUICK=1 (CI): 4x4x4 fabric, 3 seeds, engine invariants checked, a few
+# minutes on 2 cores; without it the documented 8x8x8 run (about 15 minutes).
+# Results: build/sim/{quick,full}/ (summary.md, *.csv, sim-*.png).
+QUICK ?=
+sim: | $(BUILD)
+	$(MAKE) -C sim -j2
+	/usr/bin/python3 sim/run.py --jobs 2 --bin $(BUILD)/sim/mrxe-fabric $(if $(filter 1,$(QUICK)),--quick --out $(BUILD)/sim/quick,--out $(BUILD)/sim/full)
+
 # The soak (selftests/mrxe_soak.sh, not in check): MRXE_SOAK_SECONDS (600)
 # of verified mixed traffic over 4 QPs under loss/reorder/duplication.
 soak: all
@@ -165,6 +175,7 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	-$(MAKE) -C userspace-provider clean 2>/dev/null
 	-$(MAKE) -C tests/unit clean 2>/dev/null
+	-$(MAKE) -C sim clean 2>/dev/null
 	-$(MAKE) -C tools/mrxectl clean 2>/dev/null
 	-$(MAKE) -C tests/fuzz clean 2>/dev/null
 	rm -rf $(BUILD)
