@@ -277,8 +277,110 @@ test_cc_metaroce() {
 		$(( $(bn_stat "$BN_DEV_S1" cc_rate_cuts) + $(bn_stat "$BN_DEV_S2" cc_rate_cuts) )) 2
 }
 
+# ------------------------------------------------------------ priority ----
+#
+# QP priority: ib_write_lat on one QP while ib_write_bw (-q 4, 64 KiB
+# writes) keeps four bulk QPs of the same device pair busy, over the plain
+# veth pair of mrxe_xfer_lib.sh (no bottleneck: the contended resource is
+# the devices' transmit scheduling and the guest's CPUs).  Three runs side
+# by side: idle, loaded with the latency QP at SL 0 (same priority as the
+# bulk QPs), loaded with the latency QP at SL 7 (perftest --sl: the AH's
+# service level, IBA 9.6.1.5 / A17.4.5.1).
+
+PRIO_ITERS=${MRXE_PRIO_ITERS:-2000}
+PRIO_BOUND=${MRXE_PRIO_BOUND:-4}	# loaded-with-priority p99 <= BOUND x idle
+PRIO_PORT=19700
+
+# prio_lat TAG ARGS...: ib_write_lat A <-> B, 64 B; PRIO_P50/PRIO_P99 (us).
+prio_lat() {
+	local tag=$1 try f
+	shift
+	for try in 1 2 3; do
+		PRIO_PORT=$((PRIO_PORT + 1))
+		xfer_pair 300 "tcp:$PRIO_PORT" \
+			ib_write_lat -d "$DEV_A" -x "$GID_A" -p $PRIO_PORT -F -s 64 -n "$PRIO_ITERS" "$@" \
+			-- \
+			ib_write_lat -d "$DEV_B" -x "$GID_B" -p $PRIO_PORT -F -s 64 -n "$PRIO_ITERS" "$@" "$SRV_IP" \
+			> "$XFER_TMP/lat-$tag.log" 2>&1 || { cat "$XFER_TMP/lat-$tag.log"; return 1; }
+		f=$XFER_CLIENT_OUT
+		# bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
+		read -r PRIO_P50 PRIO_P99 < <(awk '$1 == 64 && NF >= 8 { print $5, $8 }' "$f" | tail -n1)
+		if [ -n "$PRIO_P99" ] && awk -v v="$PRIO_P99" 'BEGIN { exit !(v > 0) }'; then
+			echo "latency $tag: p50 $PRIO_P50 us p99 $PRIO_P99 us ($*)"
+			return 0
+		fi
+		grep -q "Correlation coefficient" "$f" || { cat "$XFER_TMP/lat-$tag.log"; return 1; }
+		echo "latency $tag: perftest's clock estimate failed (TCG), run $try: again"
+	done
+	return 1
+}
+
+# prio_bulk_start / prio_bulk_stop: ib_write_bw -q 4 B -> A in the
+# background, until stopped; stop checks it was still running (no QP error)
+# and moved data while the latency test ran (PRIO_BULK_BYTES).
+prio_bulk_start() {
+	PRIO_PORT=$((PRIO_PORT + 1))
+	xfer_prefix
+	"${PFX_SRV[@]}" ib_write_bw -d "$DEV_A" -x "$GID_A" -p $PRIO_PORT -F -q 4 \
+		-s 65536 --run_infinitely -D 5 > "$XFER_TMP/bulk.server" 2>&1 &
+	PRIO_BULK_SRV=$!
+	wait_for 20 tcp_listening $PRIO_PORT || { cat "$XFER_TMP/bulk.server"; return 1; }
+	"${PFX_CLI[@]}" ib_write_bw -d "$DEV_B" -x "$GID_B" -p $PRIO_PORT -F -q 4 \
+		-s 65536 --run_infinitely -D 5 "$@" "$SRV_IP" > "$XFER_TMP/bulk.client" 2>&1 &
+	PRIO_BULK_CLI=$!
+	sleep 4
+	PRIO_BULK_B0=$(stat_value "$DEV_B" sent_bytes)
+}
+
+prio_bulk_stop() {
+	local ok=0 b1
+	b1=$(stat_value "$DEV_B" sent_bytes)
+	PRIO_BULK_BYTES=$((b1 - PRIO_BULK_B0))
+	kill -0 "$PRIO_BULK_CLI" 2>/dev/null && kill -0 "$PRIO_BULK_SRV" 2>/dev/null || ok=1
+	kill "$PRIO_BULK_CLI" "$PRIO_BULK_SRV" 2>/dev/null
+	wait "$PRIO_BULK_CLI" "$PRIO_BULK_SRV" 2>/dev/null
+	if [ $ok != 0 ]; then
+		echo "bulk ib_write_bw ended early:"
+		sed 's/^/  client: /' "$XFER_TMP/bulk.client"
+		sed 's/^/  server: /' "$XFER_TMP/bulk.server"
+		return 1
+	fi
+	echo "bulk: $PRIO_BULK_BYTES bytes sent by $DEV_B meanwhile; last report: $(grep -E '^ *65536 ' "$XFER_TMP/bulk.client" | tail -n1)"
+}
+
+# prio_measure: PRIO_IDLE, PRIO_LOAD0 (SL 0), PRIO_LOAD7 (SL 7) p99s.
+prio_measure() {
+	command -v ib_write_lat >/dev/null || skip "perftest not installed"
+	prio_lat idle
+	PRIO_IDLE=$PRIO_P99
+	prio_bulk_start
+	prio_lat loaded-sl0
+	PRIO_LOAD0=$PRIO_P99
+	prio_bulk_stop
+	local b0=$PRIO_BULK_BYTES
+	prio_bulk_start
+	prio_lat loaded-sl7 --sl 7
+	PRIO_LOAD7=$PRIO_P99
+	prio_bulk_stop
+	expect_gt "bulk bytes during the SL 0 latency run" "$b0" 0
+	expect_gt "bulk bytes during the SL 7 latency run" "$PRIO_BULK_BYTES" 0
+	echo "PRIO_RESULT idle_p99_us=$PRIO_IDLE loaded_sl0_p99_us=$PRIO_LOAD0 loaded_sl7_p99_us=$PRIO_LOAD7" \
+		"ratio_sl0=$(awk -v a="$PRIO_LOAD0" -v b="$PRIO_IDLE" 'BEGIN { printf "%.2f", a / b }')" \
+		"ratio_sl7=$(awk -v a="$PRIO_LOAD7" -v b="$PRIO_IDLE" 'BEGIN { printf "%.2f", a / b }')"
+}
+
+test_cc_priority() {
+	cc_require
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	prio_measure
+	awk -v l="$PRIO_LOAD7" -v i="$PRIO_IDLE" -v k="$PRIO_BOUND" 'BEGIN { exit !(l <= k * i) }' ||
+		fail "high-priority p99 $PRIO_LOAD7 us under bulk load is above $PRIO_BOUND x idle p99 $PRIO_IDLE us"
+}
+
 mrxe_run_tests \
 	test_cc_ctl \
 	test_cc_cnp \
 	test_cc_dcqcn \
-	test_cc_metaroce
+	test_cc_metaroce \
+	test_cc_priority
