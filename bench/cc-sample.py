@@ -5,9 +5,12 @@
 Every INTERVAL seconds appends to OUT one line
     t,backlog_bytes,qpn:rcvd_bytes;qpn:rcvd_bytes;...
 t: seconds since start; backlog: the bottleneck RED qdisc's queue (tc -s
-qdisc show dev bnrd in the router namespace); the receiver device's RC QPs
-in RTS with the bytes each received (mrxectl -j qp show, per-QP counters).
-usage: cc-sample.py OUT INTERVAL ROUTER_NS RECV_NS DEV MRXECTL
+qdisc show dev bnrd in the router namespace); the receiver device's
+connected RC QPs (RTR or RTS: perftest's WRITE server stays in RTR) with the
+bytes each received (mrxectl -j qp show, per-QP counters).  Run it in the
+receiver's namespace (mrxectl there, tc -n ROUTER_NS): two programs per
+sample, which under TCG with the bench running take a good part of a second.
+usage: cc-sample.py OUT INTERVAL ROUTER_NS DEV MRXECTL
 """
 import json
 import re
@@ -17,15 +20,15 @@ import time
 
 
 def main():
-    out, interval, ns_r, ns_d, dev, ctl = sys.argv[1:7]
+    out, interval, ns_r, dev, ctl = sys.argv[1:6]
     interval = float(interval)
     t0 = time.monotonic()
     with open(out, "w", buffering=1) as f:
         f.write("t,backlog_bytes,qps\n")
         while True:
             t = time.monotonic() - t0
-            q = subprocess.run(["ip", "netns", "exec", ns_r, "tc", "-s", "qdisc", "show",
-                                "dev", "bnrd"], capture_output=True, text=True).stdout
+            q = subprocess.run(["tc", "-n", ns_r, "-s", "qdisc", "show", "dev", "bnrd"],
+                               capture_output=True, text=True).stdout
             backlog = 0
             red = False
             for line in q.splitlines():
@@ -34,12 +37,12 @@ def main():
                 m = re.search(r"backlog (\d+)b", line)
                 if red and m:
                     backlog = int(m.group(1))
-            j = subprocess.run(["ip", "netns", "exec", ns_d, ctl, "-j", "qp", "show", dev],
+            j = subprocess.run([ctl, "-j", "qp", "show", dev],
                                capture_output=True, text=True).stdout
             qps = []
             try:
                 for qp in json.loads(j or "[]"):
-                    if qp.get("type") == "RC" and qp.get("state") == "RTS":
+                    if qp.get("type") == "RC" and qp.get("state") in ("RTR", "RTS"):
                         c = qp.get("counters", {})
                         qps.append("%d:%d" % (qp["qpn"], c.get("rcvd_bytes", 0)))
             except (ValueError, KeyError, TypeError):
