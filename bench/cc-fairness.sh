@@ -13,16 +13,20 @@
 # (raw, per QP), cc-<stamp>-samples.csv.gz and cc-<stamp>-summary.csv.
 #
 #   bench/cc-fairness.sh [--duration SECS] [--configs "nocc ecn dcqcn meta"]
+#                        [--from-run DIR]  (analyse a finished guest run
+#                        whose results (cc.csv, *.samples) are in DIR)
 # Run it under the lab VM lock: flock /tmp/mrxe-vm.lock bench/cc-fairness.sh
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_BENCH_DURATION=15
 export MRXE_BENCH_CC="nocc ecn dcqcn meta"
+from_run=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--duration) MRXE_BENCH_DURATION=$2; shift ;;
 	--configs) MRXE_BENCH_CC=$2; shift ;;
-	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--from-run) from_run=$2; shift ;;
+	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -32,9 +36,13 @@ mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 n=$(wc -w <<< "$MRXE_BENCH_CC")
-"$REPO/tools/labvm/vm-run.sh" --live --timeout $(( n * (MRXE_BENCH_DURATION * 4 + 120) + 240 )) -- \
-	bash "$REPO/bench/cc-guest.sh" 2>&1 | tee "$log"
-rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+if [ -n "$from_run" ]; then
+	rundir=$from_run
+else
+	"$REPO/tools/labvm/vm-run.sh" --live --timeout $(( n * (MRXE_BENCH_DURATION * 4 + 120) + 240 )) -- \
+		bash "$REPO/bench/cc-guest.sh" 2>&1 | tee "$log"
+	rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+fi
 csv=$(ls "$rundir"/cc.csv "$rundir"/*/cc.csv 2>/dev/null | head -n1)
 [ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
 cp "$csv" "$REPO/bench/results/cc-$stamp.csv"
