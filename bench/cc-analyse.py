@@ -27,9 +27,13 @@ def main():
                 qpn, b = item.split(":")
                 d[qpn] = int(b)
             rows.append((float(t), int(backlog), d))
-    # the four QPs: those that moved most bytes
-    last = rows[-1][2] if rows else {}
-    qpns = sorted(last, key=lambda q: -last[q])[:4]
+    # the four QPs: those that moved most bytes (the last samples may come
+    # after perftest destroyed its QPs)
+    most = {}
+    for r in rows:
+        for q, v in r[2].items():
+            most[q] = max(most.get(q, 0), v)
+    qpns = sorted(most, key=lambda q: -most[q])[:4]
     active = [r for r in rows if all(r[2].get(q, 0) > 0 for q in qpns)]
     if len(qpns) < 4 or len(active) < 3:
         print("0,0,0,-1")

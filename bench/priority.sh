@@ -5,8 +5,9 @@
 # with the latency QP at SL 0 (the bulk QPs' priority) and at SL 7 (high
 # priority, design.rst "QP priority"), all in one lab-VM run
 # (selftests/mrxe_cc.sh test_cc_priority, which also asserts the bound).
-# Prints and writes bench/results/priority-<stamp>.csv: idle, loaded SL 0
-# and loaded SL 7 p99 (us) and the loaded/idle ratios, one row per repeat.
+# Prints and writes bench/results/priority-<stamp>.csv: p99 (CPU cycles,
+# perftest -C) idle and loaded at SL 0 and SL 7, the loaded/idle ratios and
+# loaded SL 7 / loaded SL 0, one row per repeat.
 #
 #   bench/priority.sh [--repeat N] [--iters N]
 # Run it under a lab VM slot: /tmp/mrxe/vmslot bench/priority.sh
@@ -28,14 +29,14 @@ mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 echo "# $(date -u +%FT%TZ) ib_write_lat -s 64 vs ib_write_bw -q 4 -s 65536, veth between two namespaces, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)" > "$out"
-echo "repeat,idle_p99_us,loaded_sl0_p99_us,loaded_sl7_p99_us,ratio_sl0,ratio_sl7,verdict" >> "$out"
+echo "repeat,idle_sl0_p99,idle_sl7_p99,loaded_sl0_p99,loaded_sl7_p99,ratio_sl0,ratio_sl7,sl7_vs_sl0_loaded,verdict" >> "$out"
 for ((r = 1; r <= repeat; r++)); do
 	MRXE_TEST_FILTER=priority bash "$REPO/tools/labvm/run-selftests.sh" mrxe_cc.sh 2>&1 | tee "$log"
 	line=$(grep -o 'PRIO_RESULT.*' "$log" | tail -n1)
 	verdict=$(grep -Eo '^(not )?ok [0-9]+ test_cc_priority' "$log" | tail -n1)
 	[ -n "$line" ] || { echo "run $r: no result" >&2; continue; }
 	v() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<< "$line"; }
-	echo "$r,$(v idle_p99_us),$(v loaded_sl0_p99_us),$(v loaded_sl7_p99_us),$(v ratio_sl0),$(v ratio_sl7),${verdict:-?}" >> "$out"
+	echo "$r,$(v idle_sl0_p99),$(v idle_sl7_p99),$(v loaded_sl0_p99),$(v loaded_sl7_p99),$(v ratio_sl0),$(v ratio_sl7),$(v sl7_vs_sl0_loaded),${verdict:-?}" >> "$out"
 done
 echo
 column -t -s, "$out" 2>/dev/null || cat "$out"

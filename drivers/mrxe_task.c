@@ -376,7 +376,6 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	spin_lock_init(&qp->pipe.lock);
 	qp->pipe.dying = false;
 	qp->pipe.prio = 0;
-	qp->pipe.prio_override = -1;
 	qp->pipe.state = IB_QPS_RESET;
 	skb_queue_head_init(&qp->resp.rxq);
 	skb_queue_head_init(&qp->comp.rxq);
