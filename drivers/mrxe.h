@@ -155,7 +155,6 @@ struct mrxe_dev {
 
 	atomic64_t		stats[MRXE_NUM_COUNTERS];
 
-	/* Workqueue running the per-QP requester/responder/completer work. */
 	/*
 	 * QP work items (mrxe_pipe_work): wq for QPs below MRXE_PRIO_HIGH,
 	 * wq_hi (WQ_HIGHPRI) for latency-critical QPs, see mrxe_pipe_wq().
@@ -310,11 +309,11 @@ struct mrxe_av {
 };
 
 /*
- * QP priority (design.rst "QP priority").  IBA 9.6.1.5 / 7.6.5: the SL
- * selects a priority; RoCE has no SL on the wire, so as on RoCE NICs it
+ * QP priority (design.rst "QP priority").  IBA 7.6.5: the SL selects a
+ * service level; RoCE has no SL on the wire, so as on RoCE NICs it
  * becomes the Ethernet priority (skb->priority, which a VLAN egress map
- * turns into the 802.1Q PCP, IBA A16.4.2 / A17.4.5) while the GRH traffic
- * class is written into the IP DS field (A17.4.5.1).  The priority is the
+ * turns into the 802.1Q PCP, as annex A16 maps the SL for RoCE) while the
+ * GRH traffic class is written into the IP DS field (A17.4.5.1).  The priority is the
  * larger of the SL and the traffic class's DSCP class selector (DSCP >> 3,
  * RFC 2474 4.2.2): perftest --sl 5 and --tclass 184 (DSCP 46, EF) both
  * give 5.  QPs at MRXE_PRIO_HIGH and above are latency-critical: their work
