@@ -5,21 +5,28 @@
 # selftests/mrxe_bottleneck_lib.sh).  Four ib_write_bw QPs from two
 # senders, per setting: no ECN/no CC, ECN without reaction, ECN + DCQCN.
 # Prints per setting: Jain's fairness index over the four QPs' goodput,
-# bottleneck utilisation (sum / 30 Mbit/s), the bottleneck's drops and CE
-# marks, and writes bench/results/cc-<stamp>.csv (raw) and
-# cc-<stamp>-summary.csv.
+# bottleneck utilisation (sum / 30 Mbit/s) - both from the receiving QPs'
+# byte counters sampled every 0.2 s (bench/cc-sample.py, analysed by
+# bench/cc-analyse.py), steady state from 2 s after all four started -,
+# the p99 of the bottleneck queue, the time to a held fair share, the
+# bottleneck's drops and CE marks, and writes bench/results/cc-<stamp>.csv
+# (raw, per QP), cc-<stamp>-samples.csv.gz and cc-<stamp>-summary.csv.
 #
 #   bench/cc-fairness.sh [--duration SECS] [--configs "nocc ecn dcqcn meta"]
+#                        [--from-run DIR]  (analyse a finished guest run
+#                        whose results (cc.csv, *.samples) are in DIR)
 # Run it under the lab VM lock: flock /tmp/mrxe-vm.lock bench/cc-fairness.sh
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_BENCH_DURATION=15
 export MRXE_BENCH_CC="nocc ecn dcqcn meta"
+from_run=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--duration) MRXE_BENCH_DURATION=$2; shift ;;
 	--configs) MRXE_BENCH_CC=$2; shift ;;
-	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--from-run) from_run=$2; shift ;;
+	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -29,16 +36,30 @@ mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 n=$(wc -w <<< "$MRXE_BENCH_CC")
-"$REPO/tools/labvm/vm-run.sh" --live --timeout $(( n * (MRXE_BENCH_DURATION * 4 + 120) + 240 )) -- \
-	bash "$REPO/bench/cc-guest.sh" 2>&1 | tee "$log"
-rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+if [ -n "$from_run" ]; then
+	rundir=$from_run
+else
+	"$REPO/tools/labvm/vm-run.sh" --live --timeout $(( n * (MRXE_BENCH_DURATION * 4 + 120) + 240 )) -- \
+		bash "$REPO/bench/cc-guest.sh" 2>&1 | tee "$log"
+	rundir=$(sed -n 's/.*logs: \(.*\)$/\1/p' "$log" | tail -n1)
+fi
 csv=$(ls "$rundir"/cc.csv "$rundir"/*/cc.csv 2>/dev/null | head -n1)
 [ -s "$csv" ] || { echo "bench: no results (logs: ${rundir:-?})" >&2; exit 1; }
 cp "$csv" "$REPO/bench/results/cc-$stamp.csv"
+sdir=$(dirname "$csv")
+ana=$(mktemp)
+trap 'rm -f "$log" "$ana"' EXIT
+echo "config,jain,utilisation,p99_queue_bytes,fair_share_s" > "$ana"
+for c in $MRXE_BENCH_CC; do
+	[ -s "$sdir/$c.samples" ] || continue
+	echo "$c,$(python3 "$REPO/bench/cc-analyse.py" "$sdir/$c.samples" 30)" >> "$ana"
+	sed "1d; s/^/$c,/" "$sdir/$c.samples"
+done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 {
 	echo "# $(date -u +%FT%TZ) bottleneck tbf 30mbit + red ecn, 4 QPs ib_write_bw, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)"
-	echo "config,jain,utilisation,sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
-	awk -F, 'NR > 1 {
+	echo "config,jain,utilisation,p99_queue_bytes,fair_share_s,perftest_jain,perftest_sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
+	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5; next }
+	FNR > 1 {
 		c = $1; g = $4 + 0
 		s[c] += g; q[c] += g * g; k[c]++
 		if (!(c in mn) || g < mn[c]) mn[c] = g
@@ -50,10 +71,11 @@ cp "$csv" "$REPO/bench/results/cc-$stamp.csv"
 		for (i = 0; i < n; i++) {
 			c = order[i]
 			jain = q[c] > 0 ? s[c] * s[c] / (k[c] * q[c]) : 0
-			printf "%s,%.3f,%.3f,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c, jain, s[c] / 0.030,
+			printf "%s,%s,%.3f,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c,
+				(c in a) ? a[c] : "0,0,0,-1", jain,
 				s[c], mn[c], mx[c], rd[c], 100 * rd[c] / (rs[c] + rd[c] + 1e-9), rm[c], rt[c], cn[c], cu[c]
 		}
-	}' "$csv"
+	}' "$ana" "$csv"
 } > "$REPO/bench/results/cc-$stamp-summary.csv"
 echo
 column -t -s, "$REPO/bench/results/cc-$stamp-summary.csv" 2>/dev/null || cat "$REPO/bench/results/cc-$stamp-summary.csv"

@@ -6,7 +6,9 @@
 # four ib_write_bw QPs at once (two per sender, one process and port each,
 # so every QP's goodput is its own line) for $BENCH_DURATION seconds.
 # Writes $MRXE_RESULTS/cc.csv: one line per setting and QP, plus the
-# bottleneck's RED counters (sent, dropped, marked) per setting.
+# bottleneck's RED counters (sent, dropped, marked) per setting, and
+# $MRXE_RESULTS/<setting>.samples (bench/cc-sample.py: the bottleneck's
+# backlog and each receiving QP's bytes every 0.2 s).
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 export MRXE_VM=${MRXE_VM:-1}
@@ -48,6 +50,10 @@ for cfg in $CONFIGS; do
 			-D "$DUR" -s "$SIZE" --report_gbits > "$OUT/$cfg.s$i" 2>&1 &
 	done
 	sleep 2
+	# the sampler at nice -5: it must keep sampling in a saturated guest
+	ip netns exec "$BN_NS_D" nice -n -5 python3 "$REPO/bench/cc-sample.py" \
+		"$OUT/$cfg.samples" 0.2 "$BN_NS_R" "$BN_DEV_D" "$CTL" &
+	sampler=$!
 	SECONDS=0
 	for i in 0 1 2 3; do
 		# perftest's TCP exchange on the management link, RDMA via the GIDs
@@ -60,6 +66,7 @@ for cfg in $CONFIGS; do
 	done
 	wait "${pids[@]}"
 	secs=$SECONDS
+	kill "$sampler" 2>/dev/null
 	sleep 1
 	pkill -f "ib_write_bw -d $BN_DEV_D" 2>/dev/null
 	wait 2>/dev/null

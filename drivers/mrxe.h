@@ -156,8 +156,12 @@ struct mrxe_dev {
 
 	atomic64_t		stats[MRXE_NUM_COUNTERS];
 
-	/* Workqueue running the per-QP requester/responder/completer work. */
+	/*
+	 * QP work items (mrxe_pipe_work): wq for QPs below MRXE_PRIO_HIGH,
+	 * wq_hi (WQ_HIGHPRI) for latency-critical QPs, see mrxe_pipe_wq().
+	 */
 	struct workqueue_struct	*wq;
+	struct workqueue_struct	*wq_hi;
 
 	/*
 	 * Multicast groups (mrxe_mcast.c): MGID -> struct mrxe_mcg.
@@ -296,6 +300,7 @@ struct mrxe_srq {
 /* Resolved address vector (RoCEv2: IPv4 or IPv6 over UDP). */
 struct mrxe_av {
 	u8			network_type;	/* RDMA_NETWORK_IPV4/IPV6 */
+	u8			sl;		/* service level, 0-7 (prio) */
 	u8			dmac[ETH_ALEN];
 	struct ib_global_route	grh;
 	union {
@@ -303,6 +308,27 @@ struct mrxe_av {
 		struct sockaddr_in6	v6;
 	} saddr, daddr;
 };
+
+/*
+ * QP priority (design.rst "QP priority").  IBA 7.6.5: the SL selects a
+ * service level; RoCE has no SL on the wire, so as on RoCE NICs it
+ * becomes the Ethernet priority (skb->priority, which a VLAN egress map
+ * turns into the 802.1Q PCP, as annex A16 maps the SL for RoCE) while the
+ * GRH traffic class is written into the IP DS field (A17.4.5.1).  The priority is the
+ * larger of the SL and the traffic class's DSCP class selector (DSCP >> 3,
+ * RFC 2474 4.2.2): perftest --sl 5 and --tclass 184 (DSCP 46, EF) both
+ * give 5.  QPs at MRXE_PRIO_HIGH and above are latency-critical: their work
+ * runs on the device's high-priority workqueue, ahead of bulk QPs.
+ */
+#define MRXE_PRIO_MAX		7
+#define MRXE_PRIO_HIGH		4
+/* bulk QPs' workqueue: normal priority, so wq_hi's workers preempt it */
+#define MRXE_WQ_BULK_FLAGS	0
+
+static inline u8 mrxe_av_prio(const struct mrxe_av *av)
+{
+	return max_t(u8, av->sl & MRXE_PRIO_MAX, av->grh.traffic_class >> 5);
+}
 
 struct mrxe_ah {
 	struct ib_ah		ibah;

@@ -65,6 +65,7 @@ int mrxe_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 			ah->av.grh.sgid_index, ah->av.grh.hop_limit,
 			ah->av.grh.traffic_class);
 	rdma_ah_set_ah_flags(attr, IB_AH_GRH);
+	rdma_ah_set_sl(attr, ah->av.sl);
 	memcpy(attr->roce.dmac, ah->av.dmac, ETH_ALEN);
 	return 0;
 }

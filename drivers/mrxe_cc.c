@@ -72,12 +72,8 @@ void mrxe_cc_reset(struct mrxe_qp *qp)
 	hrtimer_try_to_cancel(&cc->timer);
 	cc->on = on && !mrxe_qp_is_ud(qp);
 	mrxe_dcqcn_init(&cc->rp, &p);
-	/* MetaRoCE reaction: DCQCN's bounds and additive step */
-	mrxe_ecn_cc_params_default(&ep, p.line_kbps);
-	ep.min_kbps = p.min_kbps;
-	ep.ai_kbps = p.ai_kbps;
-	/* rounds no shorter than DCQCN's T (cc_sim_test: shorter ones starve) */
-	ep.min_round_us = p.timer_us;
+	/* MetaRoCE reaction: derived from the DCQCN parameters */
+	mrxe_ecn_cc_params_from_dcqcn(&ep, &p);
 	mrxe_ecn_cc_init(&cc->ecn, &ep);
 	mrxe_pacer_init(&cc->pacer, cc->on ? p.line_kbps : 0, 0,
 			ktime_get_ns());

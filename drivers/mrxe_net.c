@@ -329,6 +329,7 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		iph->ttl = av->grh.hop_limit ?: ip4_dst_hoplimit(dst);
 		__ip_select_ident(mnet->net, iph, 1);
 		skb->protocol = htons(ETH_P_IP);
+		skb->priority = mrxe_av_prio(av);
 		/* ICRC covers the final IP/UDP headers (IBA A17.3.3). */
 		mrxe_icrc_generate(skb);
 		err = ip_local_out(mnet->net, mnet->sk4->sk, skb);
@@ -355,6 +356,7 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		ip6h->saddr = av->saddr.v6.sin6_addr;
 		ip6h->daddr = av->daddr.v6.sin6_addr;
 		skb->protocol = htons(ETH_P_IPV6);
+		skb->priority = mrxe_av_prio(av);
 		mrxe_icrc_generate(skb);
 		err = ip6_local_out(mnet->net, mnet->sk6->sk, skb);
 	} else {
@@ -428,6 +430,8 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 
 	memset(av, 0, sizeof(*av));
 	av->network_type = type;
+	/* RoCE carries no SL on the wire: it only selects a priority */
+	av->sl = rdma_ah_get_sl(attr) & MRXE_PRIO_MAX;
 	av->grh = *grh;
 	av->grh.sgid_attr = NULL;	/* not held beyond this call */
 	/*

@@ -509,7 +509,8 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 	     nla_put_u32(skb, MRXE_ATTR_COMP_PSN, READ_ONCE(qp->comp.psn)) ||
 	     nla_put_u32(skb, MRXE_ATTR_RQ_PSN, READ_ONCE(qp->resp.psn)) ||
 	     nla_put_u64_64bit(skb, MRXE_ATTR_QP_RATE_KBPS,
-			       READ_ONCE(qp->cc.rate_kbps), MRXE_ATTR_PAD)))
+			       READ_ONCE(qp->cc.rate_kbps), MRXE_ATTR_PAD) ||
+	     nla_put_u8(skb, MRXE_ATTR_QP_PRIO, READ_ONCE(qp->pipe.prio))))
 		goto err;
 	if (mrxe_nl_put_paths(skb, qp))
 		goto err;

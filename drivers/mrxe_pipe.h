@@ -142,6 +142,12 @@ struct mrxe_pipe_state {
 	struct mrxe_av		*av;		/* snapshot of qp->av */
 	u16			sport;		/* standard mode: fixed per QP */
 	/*
+	 * Priority 0-7 (mrxe_av_prio() of the QP's AV at modify): selects
+	 * the workqueue in mrxe_pipe_wq().  Written under qp->state_lock,
+	 * read locklessly (READ_ONCE).
+	 */
+	u8			prio;
+	/*
 	 * MetaRoCE (Documentation/wire-format.rst): meta_tx, the requester
 	 * sends TVer 1 packets and the completer takes TVer 1 responses;
 	 * meta_rx, the responder runs the reorder window and answers with

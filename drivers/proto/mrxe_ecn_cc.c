@@ -4,6 +4,7 @@
  * (RFC 8257 3.3) and the invariant.
  */
 #include "mrxe_ecn_cc.h"
+#include "mrxe_dcqcn.h"
 
 void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
 {
@@ -12,6 +13,19 @@ void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
 	p->g = MRXE_ECN_CC_ONE / 16;	/* RFC 8257 4.2: g = 1/16 */
 	p->ai_kbps = 1000;		/* lab: 1 Mbit/s per clean round */
 	p->min_round_us = 100;
+	p->max_clean = MRXE_ECN_CC_MAX_CLEAN;
+	p->hyper_after = 0;
+}
+
+void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
+				   const struct mrxe_dcqcn_params *d)
+{
+	mrxe_ecn_cc_params_default(p, d->line_kbps);
+	p->min_kbps = d->min_kbps;
+	p->ai_kbps = max_t(u64, d->ai_kbps / 4, 1);
+	p->g = MRXE_ECN_CC_ONE / 4;
+	p->min_round_us = d->timer_us;
+	p->max_clean = 0;	/* any bonus overshot at the bottleneck */
 }
 
 void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
@@ -25,6 +39,10 @@ void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
 		c->p.min_kbps = 1;
 	if (c->p.min_kbps > c->p.line_kbps)
 		c->p.min_kbps = c->p.line_kbps;
+	if (c->p.max_clean > MRXE_ECN_CC_MAX_CLEAN)
+		c->p.max_clean = MRXE_ECN_CC_MAX_CLEAN;
+	if (c->p.hyper_after > MRXE_ECN_CC_HYPER_AFTER)
+		c->p.hyper_after = MRXE_ECN_CC_HYPER_AFTER;
 	if (!c->p.g || c->p.g > MRXE_ECN_CC_ONE)
 		c->p.g = MRXE_ECN_CC_ONE / 16;
 	c->rate_kbps = c->p.line_kbps;
@@ -33,7 +51,7 @@ void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
 
 static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
 {
-	u64 f = 0, a;
+	u64 f = 0, a, bonus;
 
 	if (c->acked)
 		f = mrxe_div64(min(c->marked, c->acked) * MRXE_ECN_CC_ONE,
@@ -47,9 +65,11 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
 	 * alpha and the once-per-RTT cut): equal increase for every flow is
 	 * what makes AIMD fair.  Clean rounds in a row add more.
 	 */
-	c->clean = c->marked ? 0 : min(c->clean + 1, MRXE_ECN_CC_MAX_CLEAN);
+	c->clean = c->marked ? 0 :
+		   min(c->clean + 1, c->p.hyper_after + c->p.max_clean);
+	bonus = c->clean > c->p.hyper_after ? c->clean - c->p.hyper_after : 0;
 	c->rate_kbps = min(c->p.line_kbps,
-			   c->rate_kbps + c->p.ai_kbps * (1 + (u64)c->clean));
+			   c->rate_kbps + c->p.ai_kbps * (1 + bonus));
 	c->acked = 0;
 	c->marked = 0;
 }

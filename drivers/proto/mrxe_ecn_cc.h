@@ -11,12 +11,18 @@
  *              (RFC 8257 3.3: at most one reduction per RTT).
  *   per round (the caller's SRTT, at least min_round_us):
  *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3).
- *              Every round increases: rate += ai (1 + clean), clean =
- *              clean rounds in a row, at most MRXE_ECN_CC_MAX_CLEAN (DCTCP
- *              grows one segment per RTT marked or not; the bonus speeds up
- *              recovery on a clean path, like DCQCN's hyper increase).
+ *              Every round increases: rate += ai (1 + bonus), bonus =
+ *              clean - hyper_after (at least 0, at most max_clean), clean =
+ *              clean rounds in a row (DCTCP grows one segment per RTT
+ *              marked or not; the bonus speeds up recovery on a path that
+ *              stayed clean for hyper_after rounds, like DCQCN's hyper
+ *              increase after F stages).  At the bottleneck a few clean
+ *              rounds in a row are normal: a bonus from the first clean
+ *              round made all flows overshoot together (cc_sim_test: p99
+ *              queue 84 kB, fair share held only after 16 s).
  * Rates are kbit/s, alpha a fraction of MRXE_ECN_CC_ONE, g a fraction of
- * MRXE_ECN_CC_ONE (RFC 8257 default 1/16).
+ * MRXE_ECN_CC_ONE (RFC 8257 default 1/16; mrxe_cc.c uses 1/4, its rounds
+ * being 20 ms, not DCTCP's ~100 us RTT).
  *
  * Invariant: min <= rate <= line after every call; only a round's end
  * raises the rate; without CE the rate returns to line.
@@ -27,8 +33,9 @@
 #include "mrxe_shim.h"
 
 #define MRXE_ECN_CC_ONE		(1u << 16)
-/* clean rounds counted for the increase: at most (1 + 5) R_AI per round */
+/* clean-round bonus: at most (1 + 5) R_AI per round */
 #define MRXE_ECN_CC_MAX_CLEAN	5
+#define MRXE_ECN_CC_HYPER_AFTER	16	/* hyper_after's cap */
 
 struct mrxe_ecn_cc_params {
 	u64	line_kbps;
@@ -36,6 +43,8 @@ struct mrxe_ecn_cc_params {
 	u32	g;		/* / MRXE_ECN_CC_ONE; RFC 8257: 1/16 */
 	u64	ai_kbps;	/* per clean round */
 	u32	min_round_us;	/* a round lasts at least this */
+	u32	max_clean;	/* clean-round bonus cap, <= MRXE_ECN_CC_MAX_CLEAN */
+	u32	hyper_after;	/* clean rounds before the bonus starts */
 };
 
 struct mrxe_ecn_cc {
@@ -45,11 +54,24 @@ struct mrxe_ecn_cc {
 	u64	acked, marked;	/* bytes in this round */
 	u64	round_end_ns;	/* 0: no round open */
 	u64	cut_until_ns;	/* no second cut before this */
-	u32	clean;		/* rounds in a row without CE */
+	u32	clean;		/* rounds in a row without CE (capped) */
 	u64	cuts;
 };
 
 void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps);
+
+struct mrxe_dcqcn_params;
+/*
+ * The MetaRoCE reaction's parameters from the device's DCQCN ones (one set
+ * of netlink parameters for both): same line and floor, rounds no shorter
+ * than T (shorter ones starved flows in cc_sim_test), an additive step of
+ * R_AI / 4 per round, no clean-round bonus and g = 1/4: chosen with
+ * cc_sim_test (median over seeds: fair share sooner and a lower p99 queue
+ * than DCQCN; any bonus, even after 5 clean rounds, overshot).  The price:
+ * after congestion ends the rate climbs back at R_AI / 4 per round only.
+ */
+void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
+				   const struct mrxe_dcqcn_params *d);
 void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
 		      const struct mrxe_ecn_cc_params *p);
 /*

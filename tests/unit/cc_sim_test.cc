@@ -10,7 +10,9 @@
 // CNPs from a notification point (one per flow per interval); the MetaRoCE
 // reaction gets the CE count of every delivered packet one RTT later.
 // Checks, over the steady state: no drops, Jain's fairness index, link
-// utilisation, queue bounded; and how fast a late flow gets its share.
+// utilisation, queue bounded; and how fast a late flow gets its share
+// (fair_s: from the late flow's start until every 200 ms window to the end
+// has each flow within 0.8-1.25x of the mean), MetaRoCE against DCQCN.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,6 +76,10 @@ struct Result {
 	double jain = 0, util = 0;
 	u64 drops = 0, p99_queue = 0, max_queue = 0;
 	double late_fair_s = -1;	// time until the late flow had 80% of its share
+	// time from the late flow's start until, in every 200 ms window from
+	// then on to the end of the run, each flow's goodput is within 0.8 to
+	// 1.25 times the four flows' mean: the fair share reached and held
+	double fair_s = -1;
 	std::vector<double> mbps;
 };
 
@@ -84,11 +90,12 @@ u64 Rate(const Flow &f, Algo a)
 
 // Four flows; flow 3 starts at @late_ns.  Runs @dur_ns, measures the
 // steady state over the last @measure_ns.
-Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
+Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
+		u64 seed = 14)
 {
 	const int n = 4;
 	std::vector<Flow> fl(n);
-	std::mt19937_64 rng(14);
+	std::mt19937_64 rng(Env("CC_SIM_SEED", seed));
 	std::uniform_real_distribution<double> uni(0, 1);
 	std::deque<Pkt> q;
 	std::deque<std::pair<u64, Pkt>> wire;	// delivered, arriving at D
@@ -110,17 +117,20 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
 	kRedPmax = Env("CC_SIM_PMAX", 50) / 100.0;
 	const u64 cnp_ns = Env("CC_SIM_CNP", 4000) * kUs;
 	mrxe_ecn_cc_params ep;
-	mrxe_ecn_cc_params_default(&ep, kLinkKbps);
-	ep.min_kbps = 500;
-	ep.ai_kbps = Env("CC_SIM_AI", 100);
-	ep.g = Env("CC_SIM_EG", 4096);
-	ep.min_round_us = Env("CC_SIM_ER", 20000);	/* = T, as mrxe_cc.c */
+	mrxe_ecn_cc_params_from_dcqcn(&ep, &dp);	/* as mrxe_cc.c */
+	ep.ai_kbps = Env("CC_SIM_EAI", ep.ai_kbps);
+	ep.g = Env("CC_SIM_EG", ep.g);
+	ep.min_round_us = Env("CC_SIM_ER", ep.min_round_us);
+	ep.max_clean = Env("CC_SIM_EC", ep.max_clean);
+	ep.hyper_after = Env("CC_SIM_EH", ep.hyper_after);
 	for (int i = 0; i < n; i++) {
 		mrxe_dcqcn_init(&fl[i].rp, &dp);
 		mrxe_ecn_cc_init(&fl[i].ecn, &ep);
 		fl[i].start_ns = i == n - 1 ? late_ns : 0;
 	}
 	u64 late_win = 0;
+	std::vector<u64> win_start(n, 0);
+	std::vector<bool> win_fair;	// per 200 ms window after late_ns
 	for (u64 now = 0; now < dur_ns; now += kStep) {
 		// senders: pace at the engine's rate
 		for (int i = 0; i < n; i++) {
@@ -197,6 +207,21 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
 				r.late_fair_s = (double)(now - late_ns) / kS;
 			late_win = fl[n - 1].delivered;
 		}
+		if (now > late_ns && (now - late_ns) % (200 * kMs) == 0) {
+			double sum = 0, lo = 1e18, hi = 0;
+			for (int i = 0; i < n; i++) {
+				double b = fl[i].delivered - win_start[i];
+				sum += b;
+				lo = (std::min)(lo, b);
+				hi = (std::max)(hi, b);
+				win_start[i] = fl[i].delivered;
+			}
+			win_fair.push_back(sum > 0 && lo >= 0.8 * sum / n &&
+					   hi <= 1.25 * sum / n);
+		} else if (now == late_ns) {
+			for (int i = 0; i < n; i++)
+				win_start[i] = fl[i].delivered;
+		}
 		if (getenv("CC_SIM_TRACE") && now % (500 * kMs) == 0) {
 			std::printf("t=%.1f q=%llu avg=%.0f rates", (double)now / kS,
 				    (unsigned long long)qbytes, avg);
@@ -216,6 +241,11 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
 		sum += mbps;
 		sq += mbps * mbps;
 	}
+	size_t held = win_fair.size();
+	while (held > 0 && win_fair[held - 1])
+		held--;
+	if (held < win_fair.size())
+		r.fair_s = 0.2 * held;
 	r.jain = sum * sum / (n * sq);
 	r.util = sum / (kLinkKbps / 1000.0);
 	r.drops = drops;
@@ -229,10 +259,11 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns)
 void Print(const char *name, const Result &r)
 {
 	std::printf("%s: jain %.3f util %.3f drops %llu p99 queue %llu B max %llu B, "
-		    "late flow at 80%% share after %.1f s; Mbit/s",
+		    "late flow at 80%% share after %.1f s, fair share (0.8-1.25x "
+		    "per 200 ms) held after %.1f s; Mbit/s",
 		    name, r.jain, r.util, (unsigned long long)r.drops,
 		    (unsigned long long)r.p99_queue,
-		    (unsigned long long)r.max_queue, r.late_fair_s);
+		    (unsigned long long)r.max_queue, r.late_fair_s, r.fair_s);
 	for (double m : r.mbps)
 		std::printf(" %.2f", m);
 	std::printf("\n");
@@ -251,7 +282,10 @@ TEST(CcSim, DcqcnFourFlowsAtTheBottleneck)
 // The round is at least DCQCN's rate timer T (mrxe_cc.c): with 0.1 ms
 // rounds (the RTT of an empty queue) and an unbounded clean-round bonus the
 // increase ran away and two flows starved at the floor (Jain 0.52, queue at
-// the limit, drops); with T = 20 ms and the bonus capped, Jain 1.0, 0.90.
+// the limit, drops); with T = 20 ms and the bonus capped, Jain 1.0, 0.90,
+// but a p99 queue of 84 kB (all flows overshooting together after clean
+// rounds); with R_AI / 4, no bonus and g = 1/4 (mrxe_ecn_cc_params_from_
+// dcqcn) Jain 1.0, 0.96, 33 kB.
 TEST(CcSim, MetaEcnEchoFourFlowsAtTheBottleneck)
 {
 	Result r = Simulate(Algo::Meta, 30 * kS, 10 * kS, 5 * kS);
@@ -260,6 +294,38 @@ TEST(CcSim, MetaEcnEchoFourFlowsAtTheBottleneck)
 	EXPECT_GE(r.jain, 0.95);
 	EXPECT_GE(r.util, 0.85);
 	EXPECT_LT(r.max_queue, kRedLimit);
+}
+
+// Issue 14: "MetaRoCE reaches fair share faster than DCQCN and keeps a
+// lower p99 queue".  Both engines with the lab parameters (the MetaRoCE
+// ones derived as mrxe_cc.c does), five RED seeds each; the medians are
+// compared (one seed can be unlucky for either: a single 200 ms window
+// outside 0.8-1.25x resets "held").  Never reaching a held fair share
+// counts as infinitely slow.
+TEST(CcSim, MetaFairShareSoonerAndShallowerQueueThanDcqcn)
+{
+	std::vector<double> fair[2];
+	std::vector<u64> q99[2];
+
+	for (u64 seed = 1; seed <= 5; seed++) {
+		for (int a = 0; a < 2; a++) {
+			Result r = Simulate(a ? Algo::Meta : Algo::Dcqcn, 30 * kS,
+					    10 * kS, 5 * kS, seed);
+			fair[a].push_back(r.fair_s < 0 ? 1e9 : r.fair_s);
+			q99[a].push_back(r.p99_queue);
+			EXPECT_EQ(r.drops, 0u) << (a ? "metaroce" : "dcqcn") << " seed " << seed;
+		}
+	}
+	for (int a = 0; a < 2; a++) {
+		std::sort(fair[a].begin(), fair[a].end());
+		std::sort(q99[a].begin(), q99[a].end());
+	}
+	std::printf("median over 5 seeds: fair share held after dcqcn %.1f s, "
+		    "metaroce %.1f s; p99 queue dcqcn %llu B, metaroce %llu B\n",
+		    fair[0][2], fair[1][2], (unsigned long long)q99[0][2],
+		    (unsigned long long)q99[1][2]);
+	EXPECT_LT(fair[1][2], fair[0][2]);
+	EXPECT_LT(q99[1][2], q99[0][2]);
 }
 
 } // namespace

@@ -99,6 +99,8 @@ TEST(EcnCc, RandomizedInvariantAndConvergence)
 		p.min_kbps = 1 + rng() % 1000;
 		p.g = 1 + rng() % MRXE_ECN_CC_ONE;
 		p.ai_kbps = 1 + rng() % 100'000;
+		p.max_clean = rng() % (MRXE_ECN_CC_MAX_CLEAN + 2);
+		p.hyper_after = rng() % (MRXE_ECN_CC_HYPER_AFTER + 2);
 		mrxe_ecn_cc_init(&c, &p);
 		for (int step = 0; step < 3000; step++) {
 			u64 acked = rng() % 65536, ce = rng() % 3 ? 0 : rng() % (acked + 1);

@@ -292,6 +292,8 @@ void print_qp(Printer &p, const nlmsghdr *m)
 	if (tb[MRXE_ATTR_QP_RATE_KBPS])
 		p.field("rate_kbps", static_cast<uint64_t>(mnl_attr_get_u64(
 					     tb[MRXE_ATTR_QP_RATE_KBPS])));
+	if (tb[MRXE_ATTR_QP_PRIO])
+		p.field("prio", static_cast<uint32_t>(u8_attr(tb, MRXE_ATTR_QP_PRIO)));
 	print_paths(p, tb);
 	/* the device counters this QP moved (zeros left out) */
 	Counters st = parse_stats(tb);

@@ -74,6 +74,7 @@ enum mrxe_nl_attr {
 	MRXE_ATTR_DCQCN_HAI_KBPS,	/* u32, R_HAI: hyper increase step */
 	MRXE_ATTR_DCQCN_F,		/* u32, F: fast recovery stages, 1..64 */
 	MRXE_ATTR_QP_RATE_KBPS,		/* u64, QP_GET: current rate (Rc), 0: CC off */
+	MRXE_ATTR_QP_PRIO,		/* u8, QP_GET: priority 0-7 (SL / DSCP class) */
 	__MRXE_ATTR_MAX,
 };
 #define MRXE_ATTR_MAX (__MRXE_ATTR_MAX - 1)

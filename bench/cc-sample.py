@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Sampler for bench/cc-guest.sh (runs in the lab guest until killed).
+
+Every INTERVAL seconds appends to OUT one line
+    t,backlog_bytes,qpn:rcvd_bytes;qpn:rcvd_bytes;...
+t: seconds since start; backlog: the bottleneck RED qdisc's queue (tc -s
+qdisc show dev bnrd in the router namespace); the receiver device's
+connected RC QPs (RTR or RTS: perftest's WRITE server stays in RTR) with the
+bytes each received (mrxectl -j qp show, per-QP counters).  Run it in the
+receiver's namespace (mrxectl there, tc -n ROUTER_NS): two programs per
+sample, which under TCG with the bench running take a good part of a second.
+usage: cc-sample.py OUT INTERVAL ROUTER_NS DEV MRXECTL
+"""
+import json
+import re
+import subprocess
+import sys
+import time
+
+
+def main():
+    out, interval, ns_r, dev, ctl = sys.argv[1:6]
+    interval = float(interval)
+    t0 = time.monotonic()
+    with open(out, "w", buffering=1) as f:
+        f.write("t,backlog_bytes,qps\n")
+        while True:
+            t = time.monotonic() - t0
+            q = subprocess.run(["tc", "-n", ns_r, "-s", "qdisc", "show", "dev", "bnrd"],
+                               capture_output=True, text=True).stdout
+            backlog = 0
+            red = False
+            for line in q.splitlines():
+                if line.startswith("qdisc"):
+                    red = line.startswith("qdisc red")
+                m = re.search(r"backlog (\d+)b", line)
+                if red and m:
+                    backlog = int(m.group(1))
+            j = subprocess.run([ctl, "-j", "qp", "show", dev],
+                               capture_output=True, text=True).stdout
+            qps = []
+            try:
+                for qp in json.loads(j or "[]"):
+                    if qp.get("type") == "RC" and qp.get("state") in ("RTR", "RTS"):
+                        c = qp.get("counters", {})
+                        qps.append("%d:%d" % (qp["qpn"], c.get("rcvd_bytes", 0)))
+            except (ValueError, KeyError, TypeError):
+                pass
+            f.write("%.3f,%d,%s\n" % (t, backlog, ";".join(qps)))
+            time.sleep(max(0.0, interval - (time.monotonic() - t0 - t)))
+
+
+if __name__ == "__main__":
+    main()
