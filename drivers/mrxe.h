@@ -156,12 +156,8 @@ struct mrxe_dev {
 
 	atomic64_t		stats[MRXE_NUM_COUNTERS];
 
-	/*
-	 * QP work items (mrxe_pipe_work): wq for QPs below MRXE_PRIO_HIGH,
-	 * wq_hi (WQ_HIGHPRI) for latency-critical QPs, see mrxe_pipe_wq().
-	 */
+	/* QP work items (mrxe_pipe_work), WQ_HIGHPRI */
 	struct workqueue_struct	*wq;
-	struct workqueue_struct	*wq_hi;
 
 	/*
 	 * Multicast groups (mrxe_mcast.c): MGID -> struct mrxe_mcg.
@@ -317,13 +313,11 @@ struct mrxe_av {
  * GRH traffic class is written into the IP DS field (A17.4.5.1).  The priority is the
  * larger of the SL and the traffic class's DSCP class selector (DSCP >> 3,
  * RFC 2474 4.2.2): perftest --sl 5 and --tclass 184 (DSCP 46, EF) both
- * give 5.  QPs at MRXE_PRIO_HIGH and above are latency-critical: their work
- * runs on the device's high-priority workqueue, ahead of bulk QPs.
+ * give 5.  The priority goes to skb->priority of every packet (the
+ * netdev's qdisc and a NIC's traffic classes order by it).  The QP's work
+ * is not scheduled by it (design.rst "QP priority").
  */
 #define MRXE_PRIO_MAX		7
-#define MRXE_PRIO_HIGH		4
-/* bulk QPs' workqueue: normal priority, so wq_hi's workers preempt it */
-#define MRXE_WQ_BULK_FLAGS	0
 
 static inline u8 mrxe_av_prio(const struct mrxe_av *av)
 {

@@ -115,8 +115,6 @@ void mrxe_dealloc(struct ib_device *ibdev)
 		mrxe_net_detach(dev);
 	if (dev->wq)
 		destroy_workqueue(dev->wq);
-	if (dev->wq_hi)
-		destroy_workqueue(dev->wq_hi);
 
 	WARN_ON(!xa_empty(&dev->qp_xa));
 	WARN_ON(!xa_empty(&dev->mr_xa));
@@ -204,10 +202,8 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	mutex_unlock(&mrxe_dev_mutex);
 
 	dev->wq = alloc_workqueue("mrxe_%s", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				  MRXE_WQ_BULK_FLAGS, 0, ibdev_name);
-	dev->wq_hi = alloc_workqueue("mrxe_%s_hi", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				     WQ_HIGHPRI, 0, ibdev_name);
-	if (!dev->wq || !dev->wq_hi) {
+				  WQ_HIGHPRI, 0, ibdev_name);
+	if (!dev->wq) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}

@@ -142,9 +142,9 @@ struct mrxe_pipe_state {
 	struct mrxe_av		*av;		/* snapshot of qp->av */
 	u16			sport;		/* standard mode: fixed per QP */
 	/*
-	 * Priority 0-7 (mrxe_av_prio() of the QP's AV at modify): selects
-	 * the workqueue in mrxe_pipe_wq().  Written under qp->state_lock,
-	 * read locklessly (READ_ONCE).
+	 * Priority 0-7 (mrxe_av_prio() of the QP's AV at modify): shown by
+	 * netlink.  Written under qp->state_lock, read locklessly
+	 * (READ_ONCE).
 	 */
 	u8			prio;
 	/*

@@ -14,31 +14,13 @@
 
 #define MRXE_WORK_BUDGET	256	/* packets per work run, then requeue */
 
-/*
- * Device transmit scheduling by QP priority.  Every QP's transmit work runs
- * in its work item; a high-priority QP's (MRXE_PRIO_HIGH and above) is
- * queued on the device's WQ_HIGHPRI workqueue, whose workers (nice -20)
- * preempt the bulk QPs' workers (normal priority) as soon as it has work:
- * a small latency-critical message is not queued behind bulk QPs' packets,
- * as a NIC's strict-priority traffic class would send it first.  A bulk QP
- * yields after MRXE_WORK_BUDGET packets (requeued behind the others).  A
- * work item already pending stays where it is; a priority change applies
- * from its next queueing.
- */
-static struct workqueue_struct *mrxe_pipe_wq(struct mrxe_qp *qp)
-{
-	struct mrxe_dev *dev = qp_dev(qp);
-
-	return READ_ONCE(qp->pipe.prio) >= MRXE_PRIO_HIGH ? dev->wq_hi : dev->wq;
-}
-
 void mrxe_pipe_sched(struct mrxe_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->pipe.lock, flags);
 	if (!qp->pipe.dying)
-		queue_work(mrxe_pipe_wq(qp), &qp->pipe.work);
+		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 }
 
@@ -57,7 +39,7 @@ bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
 	ok = !qp->pipe.dying && skb_queue_len(q) < qmax;
 	if (ok) {
 		skb_queue_tail(q, skb);
-		queue_work(mrxe_pipe_wq(qp), &qp->pipe.work);
+		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
 	}
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 	return ok;
