@@ -1220,6 +1220,8 @@ void note_device_lost(Local &l, const char *what)
 		ibv_async_event e;
 		while (ibv_get_async_event(l.ctx.get(), &e) == 0) {
 			ev = std::string("async event ") +
+			     (e.event_type == IBV_EVENT_DEVICE_FATAL ?
+				      "IBV_EVENT_DEVICE_FATAL: " : "") +
 			     ibv_event_type_str(e.event_type);
 			ibv_ack_async_event(&e);
 			if (e.event_type == IBV_EVENT_DEVICE_FATAL)
