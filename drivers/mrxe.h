@@ -102,6 +102,7 @@ enum mrxe_counter {
 	MRXE_CNT_RX_DROP_NO_QP,		/* destination QPN of no QP */
 	MRXE_CNT_RX_DROP_SRC_ADDR,	/* RC/UC: not from the QP's peer */
 	MRXE_CNT_RX_DROP_GHOST,		/* response/ACK for a PSN never sent */
+	MRXE_CNT_XMIT_NO_ROUTE,		/* no route/address: netdev down, addr gone */
 	MRXE_NUM_COUNTERS,
 };
 

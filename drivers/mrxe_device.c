@@ -238,6 +238,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_RX_DROP_NO_QP].name		= "rx_drop_no_qp",
 	[MRXE_CNT_RX_DROP_SRC_ADDR].name	= "rx_drop_src_addr",
 	[MRXE_CNT_RX_DROP_GHOST].name		= "rx_drop_ghost_resp",
+	[MRXE_CNT_XMIT_NO_ROUTE].name		= "xmit_no_route",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -372,6 +372,12 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 	return err > 0 ? -ENOBUFS : err;
 
 noroute:
+	/*
+	 * netdev down or address removed: the packet is lost like on the
+	 * wire; the requester's retry timer resends it, and a lasting fault
+	 * ends in a retry-exceeded completion (retry_cnt).
+	 */
+	mrxe_counter_inc(dev, MRXE_CNT_XMIT_NO_ROUTE);
 	mrxe_err_dev(dev, "no route from %s\n", dev->ndev->name);
 drop:
 	kfree_skb(skb);

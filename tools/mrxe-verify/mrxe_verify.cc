@@ -1202,6 +1202,35 @@ bool connect_qp(const Options &o, Local &l, const Remote &r, int pmtu)
 
 // ------------------------------------------------------ completions
 
+// Set once the device went away under us (rdma link delete, netdev
+// unregister, rmmod): ib_uverbs closed the completion channel and queued
+// IBV_EVENT_DEVICE_FATAL.  Nothing on this device can complete any more, and
+// the peer may be unreachable (the control connection often shares the
+// link): the run ends at once instead of waiting for the peer.
+bool g_device_lost;
+
+void note_device_lost(Local &l, const char *what)
+{
+	std::string ev = "no async event";
+	int fd = l.ctx->async_fd;
+	int fl = fcntl(fd, F_GETFL);
+
+	g_device_lost = true;
+	if (fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0) {
+		ibv_async_event e;
+		while (ibv_get_async_event(l.ctx.get(), &e) == 0) {
+			ev = std::string("async event ") +
+			     (e.event_type == IBV_EVENT_DEVICE_FATAL ?
+				      "IBV_EVENT_DEVICE_FATAL: " : "") +
+			     ibv_event_type_str(e.event_type);
+			ibv_ack_async_event(&e);
+			if (e.event_type == IBV_EVENT_DEVICE_FATAL)
+				break;
+		}
+	}
+	errorf("device lost: %s: %s (%s)", what, std::strerror(errno), ev.c_str());
+}
+
 // Polls until the completion of wr_id is available.  Returns false on
 // timeout or on a CQ error; a completion with an error status is returned
 // normally for the caller to report.
@@ -1218,6 +1247,11 @@ bool wait_wc(Local &l, uint64_t wr_id, int timeout_s, ibv_wc &out)
 		}
 		ibv_wc wc[16];
 		int n = ibv_poll_cq(l.cq.get(), 16, wc);
+		if (n == -EIO) {
+			errno = EIO;
+			note_device_lost(l, "ibv_poll_cq");
+			return false;
+		}
 		if (n < 0) {
 			errorf("ibv_poll_cq failed (%d)", n);
 			return false;
@@ -1255,6 +1289,10 @@ bool wait_wc(Local &l, uint64_t wr_id, int timeout_s, ibv_wc &out)
 		ibv_cq *ev_cq;
 		void *ev_ctx;
 		if (ibv_get_cq_event(l.chan.get(), &ev_cq, &ev_ctx)) {
+			if (errno == EIO) {
+				note_device_lost(l, "ibv_get_cq_event");
+				return false;
+			}
 			errorf("ibv_get_cq_event: %s", std::strerror(errno));
 			return false;
 		}
@@ -1446,7 +1484,8 @@ std::string initiate(Side &s, const CaseSpec &c)
 		}
 		ibv_wc wc;
 		if (!wait_wc(s.l, wrid(c.id, WR_SEND, (uint32_t)done), s.o.timeout, wc))
-			return "timeout waiting for the send completion";
+			return g_device_lost ? "device lost, no send completion"
+					     : "timeout waiting for the send completion";
 		if (wc.status != IBV_WC_SUCCESS)
 			return std::string("send completion error: ") +
 			       ibv_wc_status_str(wc.status) + " (vendor_err " +
@@ -1472,7 +1511,8 @@ std::string verify(Side &s, const CaseSpec &c, bool initiator_failed)
 		ibv_wc wc;
 		if (!wait_wc(s.l, wrid(c.id, WR_RECV, 0),
 			     initiator_failed ? 2 : s.o.timeout, wc))
-			return "no receive completion";
+			return g_device_lost ? "device lost, no receive completion"
+					     : "no receive completion";
 		if (wc.status != IBV_WC_SUCCESS)
 			return std::string("receive completion error: ") +
 			       ibv_wc_status_str(wc.status);
@@ -1663,6 +1703,10 @@ int run_server(const Options &o)
 		}
 		if (c.i_am_initiator(true))
 			st = initiate(side, c);
+		if (g_device_lost) {
+			std::printf("# server: case %u: %s\n", c.id, st.c_str());
+			return 1;
+		}
 		if (!conn->send_line("READY st=" + encode_status(st)))
 			return 1;
 		auto done = conn->expect("DONE", msg_to);
@@ -1673,6 +1717,10 @@ int run_server(const Options &o)
 		bool peer_failed = dst == done->end() || dst->second != "ok";
 		if (c.i_am_target(true))
 			verdict = verify(side, c, peer_failed || st != "ok");
+		if (g_device_lost) {
+			std::printf("# server: case %u: %s\n", c.id, verdict.c_str());
+			return 1;
+		}
 		if (st != "ok" || verdict != "ok")
 			failures++;
 		if (verdict != "ok")
@@ -1807,6 +1855,14 @@ int run_client(const Options &o)
 						return 1;
 					if (c.i_am_target(false))
 						verdict = verify(side, c, st != "ok" || sst != "ok");
+					if (g_device_lost) {
+						std::printf("not ok %u - %s # client: %s\n",
+							    c.id, name.c_str(),
+							    (st != "ok" ? st : verdict).c_str());
+						std::printf("# device lost: run ended, %u case(s) "
+							    "passed before\n1..%u\n", pass, c.id);
+						return 1;
+					}
 					auto res = conn->expect("RESULT", msg_to);
 					if (!res)
 						return 1;
