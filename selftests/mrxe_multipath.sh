@@ -167,7 +167,7 @@ test_blackhole() {
 	ecmp_paths_poll "$snap"
 	(
 		mp_run --mode metaroce -- --mode metaroce --paths 4 --mtu 1024 \
-			--iters 1 --ops write --sizes 16M > "$XFER_TMP/bh.out" 2>&1
+			--iters 1 --ops write --sizes 32M > "$XFER_TMP/bh.out" 2>&1
 		echo $? > "$XFER_TMP/bh.rc"
 	) &
 	sp=$!
@@ -200,11 +200,20 @@ for p in json.load(open(sys.argv[1]))[0]["path_list"]: print(p["sport"])' "$snap
 for p in json.load(open(sys.argv[1]))[0]["path_list"]:
     print(" ", p["path"], p["sport"], p["state"], "gen", p.get("gen"), "dead", p.get("dead"), "probes", p.get("probes"))' "$snap.sawdead"
 	fi
-	python3 - "$snap.first" "$snap" "${map[@]}" <<'EOF'
-import json, sys
+	# the newest snapshot, and the newest one that showed a DEAD path (the
+	# poller samples every second or so; dead counts only grow)
+	python3 - "$snap.first" "$snap" "$snap.sawdead" "${map[@]}" <<'EOF'
+import json, os, sys
 first = json.load(open(sys.argv[1]))[0]["path_list"]
 last = {p["path"]: p for p in json.load(open(sys.argv[2]))[0]["path_list"]}
-link_of = {int(a): int(b) for a, b in (m.split(":") for m in sys.argv[3:])}
+if os.path.exists(sys.argv[3]):
+    for p in json.load(open(sys.argv[3]))[0]["path_list"]:
+        q = last.setdefault(p["path"], p)
+        if (p.get("dead") or 0) > (q.get("dead") or 0):
+            q["dead"] = p["dead"]
+        if (p.get("gen") or 0) > (q.get("gen") or 0):
+            q["gen"] = p["gen"]
+link_of = {int(a): int(b) for a, b in (m.split(":") for m in sys.argv[4:])}
 hit = [p["path"] for p in first if link_of.get(p["sport"]) == 1]
 print("last snapshot:")
 for i, p in sorted(last.items()):
