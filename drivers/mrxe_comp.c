@@ -26,6 +26,10 @@ static u32 mrxe_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case MRXE_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case MRXE_WR_FLUSH:
+		return MRXE_WC_FLUSH;
+	case MRXE_WR_ATOMIC_WRITE:
+		return MRXE_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}

@@ -237,16 +237,18 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
 	struct mrxe_srq *srq = qp->srq;
-	struct mrxe_queue *q = srq ? srq->rq : qp->rq;
+	struct mrxe_queue *q;
 	spinlock_t *lock = srq ? &srq->rq_lock : &qp->rq_lock;
 	u32 max_sge = srq ? srq->max_sge : qp->rq_max_sge;
 	bool limit_event = false;
 	unsigned long flags;
 	u32 n;
 
-	if (!q || !resp->wqe)
+	if ((!srq && !qp->rq) || !resp->wqe)
 		return -ENOSPC;
 	spin_lock_irqsave(lock, flags);
+	/* an SRQ resize swaps srq->rq under rq_lock */
+	q = srq ? srq->rq : qp->rq;
 	n = mrxe_ring_avail(q);
 	if (!n) {
 		spin_unlock_irqrestore(lock, flags);
@@ -549,6 +551,113 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	return RESP_OK;
 }
 
+/*
+ * RDMA FLUSH (IBA 1.5 Memory Placement Extensions).  The FETH names the
+ * placement type (global visibility and/or persistence) and the selectivity
+ * level (the RETH's range, or the whole MR: then only the R_Key and its MR
+ * matter, RETH's VA must still lie in it).  The QP must enable that
+ * placement type (QP access FLUSH_*, else invalid request, as for the other
+ * remote enables) and the MR or MW too (else remote access error).  Every
+ * earlier request was executed by this responder, in PSN order, with CPU
+ * stores: a full barrier makes them globally visible.  Persistence cannot
+ * be asked for successfully: no mrxe MR has FLUSH_PERSISTENT access
+ * (mrxe_check_access()).  The answer is one RDMA READ Response Only with no
+ * payload; a duplicate is answered again the same way (a zero-length READ
+ * resource), without flushing twice.
+ */
+static enum mrxe_resp_rc resp_flush(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_resp_res *res;
+	struct mrxe_mr *mr = NULL;
+	struct mrxe_reth reth;
+	unsigned long flags;
+	int access = 0, qp_access, err;
+	u8 plt, sel;
+
+	mrxe_feth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_FETH), &plt, &sel);
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (!plt || (plt & ~(MRXE_FETH_PLT_GLOBAL | MRXE_FETH_PLT_PERSIST)) ||
+	    sel > MRXE_FETH_SEL_MR) {
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: FLUSH with FETH plt %#x sel %u\n",
+			     qp->ibqp.qp_num, plt, sel);
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	}
+	if (plt & MRXE_FETH_PLT_GLOBAL)
+		access |= MRXE_ACCESS_FLUSH_GLOBAL;
+	if (plt & MRXE_FETH_PLT_PERSIST)
+		access |= MRXE_ACCESS_FLUSH_PERSISTENT;
+	/* modify_qp may change the enables in RTR/RTS: state_lock */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	qp_access = qp->attr.qp_access_flags;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if ((qp_access & access) != access)
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	err = mrxe_rkey_resolve(qp, reth.rkey, reth.va,
+				sel == MRXE_FETH_SEL_RANGE ? reth.len : 0,
+				access, &mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	mrxe_mr_put(mr);
+	smp_mb();	/* global visibility of every earlier placement */
+	mrxe_qp_counter_inc(qp, MRXE_CNT_FLUSH_EXECUTED);
+
+	if (!qp->pipe.meta_rx) {
+		res = resp_res_alloc(qp);
+		res->type = MRXE_M_READ;
+		res->first_psn = pi->psn;
+		res->last_psn = pi->psn;
+		res->va = reth.va;
+		res->rkey = reth.rkey;
+		res->len = 0;
+	}
+	resp_flush_ack(qp);
+	qp->resp.msn++;
+	resp_start_read(qp, NULL, reth.va, 0, pi->psn, pi->psn, pi->psn);
+	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+	qp->resp.psn = mrxe_psn_add(pi->psn, 1);
+	return RESP_OK;
+}
+
+/*
+ * RDMA ATOMIC WRITE (IBA 1.5 MPE): one packet, RETH + exactly 8 payload
+ * bytes for an 8-byte aligned VA (else invalid request), placed in one
+ * store (mrxe_mr_atomic_write()) under the QP's and the MR's remote write
+ * enables; acknowledged like a WRITE.  A duplicate is only re-ACKed, never
+ * executed again (resp_duplicate(), M_WRITE).
+ */
+static enum mrxe_resp_rc resp_atomic_write(struct mrxe_qp *qp,
+					   struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_reth reth;
+	struct mrxe_mr *mr;
+	int err;
+
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (pi->paylen != 8 || reth.len != 8 || (reth.va & 7)) {
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: ATOMIC WRITE len %u/%u va %#llx\n",
+			     qp->ibqp.qp_num, pi->paylen, reth.len, reth.va);
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	}
+	err = mrxe_rkey_resolve(qp, reth.rkey, reth.va, 8,
+				IB_ACCESS_REMOTE_WRITE, &mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	err = mrxe_mr_atomic_write(mr, reth.va, mrxe_pkt_payload(skb));
+	mrxe_mr_put(mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_ATOMIC_WRITE_EXECUTED);
+	return RESP_OK;
+}
+
 static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 {
 	struct mrxe_bth bth = {};
@@ -768,7 +877,8 @@ static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
 	unsigned long flags;
 	int need, access;
 
-	if (!(mask & MRXE_M_FIRST))
+	/* FLUSH: its placement type decides, checked in resp_flush() */
+	if (!(mask & MRXE_M_FIRST) || (mask & MRXE_M_FLUSH))
 		return true;
 	if (mask & MRXE_M_WRITE)
 		need = IB_ACCESS_REMOTE_WRITE;
@@ -926,8 +1036,12 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 				 IB_WC_REM_INV_REQ_ERR, pi->psn);
 	} else if (pi->mask & MRXE_M_SEND) {
 		ret = resp_send(qp, skb);
+	} else if ((pi->mask & MRXE_M_ATOMIC_WRITE) && rc) {
+		ret = resp_atomic_write(qp, skb);
 	} else if (pi->mask & MRXE_M_WRITE) {
 		ret = resp_write(qp, skb);
+	} else if ((pi->mask & MRXE_M_FLUSH) && rc) {
+		ret = resp_flush(qp, skb);
 	} else if ((pi->mask & MRXE_M_READ) && rc) {
 		ret = resp_read(qp, skb);
 	} else if ((pi->mask & MRXE_M_ATOMIC) && rc) {
@@ -1004,6 +1118,9 @@ static void resp_meta_replay_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_reth reth;
 
 	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	/* a FLUSH (done once, in order) is answered with no payload again */
+	if (pi->mask & MRXE_M_FLUSH)
+		reth.len = 0;
 	if (reth.len > MRXE_META_READ_CHUNK * mtu)
 		return;
 	if (reth.len && mrxe_rkey_resolve(qp, reth.rkey, reth.va, reth.len,
@@ -1088,7 +1205,8 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		m->oow_local++;
 		goto drop;
 	}
-	if (pi->mask & MRXE_M_READ) {
+	/* a FLUSH's RETH length is its range: one PSN, one empty response */
+	if ((pi->mask & MRXE_M_READ) && !(pi->mask & MRXE_M_FLUSH)) {
 		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
 		n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
 		if (reth.len > MRXE_META_READ_CHUNK * mtu) {
