@@ -104,6 +104,32 @@ verify() {
 	hw_stats "$DEV_B"
 }
 
+# mpe DIR: IBA 1.5 ATOMIC WRITE and FLUSH, requester on the client side of
+# DIR (one pyverbs process opens both devices).  mrxe as the responder must
+# have executed them (its counters move).
+mpe() {
+	interop_setup datapath
+	python3 -c 'import pyverbs.qp as q; assert hasattr(q.QPEx, "wr_flush")' 2>/dev/null ||
+		skip "pyverbs without ibv_wr_flush (rdma-core < 56: the 6.12 line has it)"
+	[ -d /usr/share/doc/rdma-core/tests ] || skip "pyverbs test suite not installed"
+	local tests=$XFER_TMP/pyverbs-tests rc=0 aw0 fl0
+	rm -rf "$tests"
+	cp -r /usr/share/doc/rdma-core/tests "$tests" && gunzip -f "$tests"/*.gz
+	side_for "$1"
+	aw0=$(stat_value "$DEV_B" atomic_write_executed)
+	fl0=$(stat_value "$DEV_B" flush_executed)
+	timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_mpe_probe.py" "$tests" \
+		"$CLI_DEV" "$CLI_GID" "$SRV_DEV" "$SRV_GID" || rc=$?
+	[ $rc = 4 ] && skip "pyverbs without ibv_wr_flush"
+	[ $rc = 0 ] || fail "mrxe_mpe_probe.py exited $rc"
+	if [ "$1" = rxe2mrxe ]; then
+		expect_gt "mrxe atomic_write_executed" \
+			$(( $(stat_value "$DEV_B" atomic_write_executed) - aw0 )) 2 || fail "counter"
+		expect_gt "mrxe flush_executed" \
+			$(( $(stat_value "$DEV_B" flush_executed) - fl0 )) 1 || fail "counter"
+	fi
+}
+
 test_rc_pingpong_rxe_to_mrxe() { pingpong rxe2mrxe; }
 test_rc_pingpong_mrxe_to_rxe() { pingpong mrxe2rxe; }
 test_ib_write_bw_rxe_to_mrxe() { perf ib_write_bw rxe2mrxe; }
@@ -112,6 +138,8 @@ test_ib_read_bw_rxe_to_mrxe() { perf ib_read_bw rxe2mrxe; }
 test_ib_read_bw_mrxe_to_rxe() { perf ib_read_bw mrxe2rxe; }
 test_verify_rxe_client() { verify rxe2mrxe; }
 test_verify_mrxe_client() { verify mrxe2rxe; }
+test_mpe_rxe_to_mrxe() { mpe rxe2mrxe; }
+test_mpe_mrxe_to_rxe() { mpe mrxe2rxe; }
 
 mrxe_run_tests \
 	test_rc_pingpong_rxe_to_mrxe \
@@ -121,4 +149,6 @@ mrxe_run_tests \
 	test_ib_read_bw_rxe_to_mrxe \
 	test_ib_read_bw_mrxe_to_rxe \
 	test_verify_rxe_client \
-	test_verify_mrxe_client
+	test_verify_mrxe_client \
+	test_mpe_rxe_to_mrxe \
+	test_mpe_mrxe_to_rxe
