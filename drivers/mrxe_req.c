@@ -37,14 +37,15 @@ static u32 mrxe_wr_mask(struct mrxe_qp *qp, u32 opcode, bool *ok)
 	 * IBA 1.5 MPE, RC only: FLUSH goes out like a READ that asks for
 	 * nothing (one PSN, a zero-length READ response, a read/atomic
 	 * credit); ATOMIC WRITE like a one-packet WRITE of its 8 inline
-	 * bytes.  mrxe_req_opcode() picks their opcodes.
+	 * bytes, answered by a zero-length READ response too (or an ACK) and
+	 * also taking a credit.  mrxe_req_opcode() picks their opcodes.
 	 */
 	case MRXE_WR_FLUSH:
 		*ok = rc;
 		return MRXE_M_READ;
 	case MRXE_WR_ATOMIC_WRITE:
 		*ok = rc;
-		return MRXE_M_WRITE;
+		return MRXE_M_WRITE | MRXE_M_ATOMIC_WRITE;
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_BIND_MW:
 	case MRXE_WR_REG_MR:
@@ -317,7 +318,7 @@ static u8 mrxe_req_opcode(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	u32 op = w->wr.opcode;
 	u8 o;
 
-	switch (w->mask) {
+	switch (w->mask & ~MRXE_M_ATOMIC_WRITE) {
 	case MRXE_M_SEND:
 		if (first && last)
 			o = op == IB_UVERBS_WR_SEND_WITH_IMM ? MRXE_OP_SEND_ONLY_IMM :
@@ -624,7 +625,8 @@ static void mrxe_req_advance(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		mrxe_psn_after(req->psn, w->last_psn));
 	if (last) {
 		w->state = rc ? MRXE_SWQE_PENDING : MRXE_SWQE_DONE;
-		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
+		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				      MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted) {
 			w->rd_counted = true;
 			req->rd_atomic++;
@@ -999,7 +1001,8 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			progress = true;
 			continue;	/* DONE: handled at the loop head */
 		}
-		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
+		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
 			break;
 		/* congestion control: the pacer holds the QP's rate */

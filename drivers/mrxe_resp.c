@@ -178,7 +178,7 @@ static bool resp_meta_ack_ok(struct mrxe_qp *qp)
 		skb = m->stash[q & (MRXE_PKT_RING - 1)];
 		if (!skb || mrxe_pkt(skb)->psn != q)
 			return false;
-		if (mrxe_pkt(skb)->mask & MRXE_M_ATOMIC) {
+		if (mrxe_pkt(skb)->mask & (MRXE_M_ATOMIC | MRXE_M_FLUSH)) {
 			n = 1;
 		} else if (mrxe_pkt(skb)->mask & MRXE_M_READ) {
 			mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
@@ -552,6 +552,34 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 }
 
 /*
+ * FLUSH and ATOMIC WRITE are answered with one RDMA READ Response Only
+ * without payload (IBA 1.5 MPE; what rxe sends and expects): complete the
+ * message, keep a zero-length READ resource for a duplicate (standard mode;
+ * MetaRoCE replays from the request itself) and start the empty "stream".
+ */
+static void resp_answer_empty(struct mrxe_qp *qp, struct sk_buff *skb,
+			      const struct mrxe_reth *reth)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_resp_res *res;
+
+	if (!qp->pipe.meta_rx) {
+		res = resp_res_alloc(qp);
+		res->type = MRXE_M_READ;
+		res->first_psn = pi->psn;
+		res->last_psn = pi->psn;
+		res->va = reth->va;
+		res->rkey = reth->rkey;
+		res->len = 0;
+	}
+	resp_flush_ack(qp);
+	qp->resp.msn++;
+	resp_start_read(qp, NULL, reth->va, 0, pi->psn, pi->psn, pi->psn);
+	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+	qp->resp.psn = mrxe_psn_add(pi->psn, 1);
+}
+
+/*
  * RDMA FLUSH (IBA 1.5 Memory Placement Extensions).  The FETH names the
  * placement type (global visibility and/or persistence) and the selectivity
  * level (the RETH's range, or the whole MR: then only the R_Key and its MR
@@ -568,7 +596,6 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 static enum mrxe_resp_rc resp_flush(struct mrxe_qp *qp, struct sk_buff *skb)
 {
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
-	struct mrxe_resp_res *res;
 	struct mrxe_mr *mr = NULL;
 	struct mrxe_reth reth;
 	unsigned long flags;
@@ -604,21 +631,7 @@ static enum mrxe_resp_rc resp_flush(struct mrxe_qp *qp, struct sk_buff *skb)
 	mrxe_mr_put(mr);
 	smp_mb();	/* global visibility of every earlier placement */
 	mrxe_qp_counter_inc(qp, MRXE_CNT_FLUSH_EXECUTED);
-
-	if (!qp->pipe.meta_rx) {
-		res = resp_res_alloc(qp);
-		res->type = MRXE_M_READ;
-		res->first_psn = pi->psn;
-		res->last_psn = pi->psn;
-		res->va = reth.va;
-		res->rkey = reth.rkey;
-		res->len = 0;
-	}
-	resp_flush_ack(qp);
-	qp->resp.msn++;
-	resp_start_read(qp, NULL, reth.va, 0, pi->psn, pi->psn, pi->psn);
-	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
-	qp->resp.psn = mrxe_psn_add(pi->psn, 1);
+	resp_answer_empty(qp, skb, &reth);
 	return RESP_OK;
 }
 
@@ -626,8 +639,9 @@ static enum mrxe_resp_rc resp_flush(struct mrxe_qp *qp, struct sk_buff *skb)
  * RDMA ATOMIC WRITE (IBA 1.5 MPE): one packet, RETH + exactly 8 payload
  * bytes for an 8-byte aligned VA (else invalid request), placed in one
  * store (mrxe_mr_atomic_write()) under the QP's and the MR's remote write
- * enables; acknowledged like a WRITE.  A duplicate is only re-ACKed, never
- * executed again (resp_duplicate(), M_WRITE).
+ * enables; answered like a FLUSH (resp_answer_empty(): a zero-length
+ * READ Response Only).  A duplicate gets that response again and is never
+ * executed twice.
  */
 static enum mrxe_resp_rc resp_atomic_write(struct mrxe_qp *qp,
 					   struct sk_buff *skb)
@@ -655,6 +669,7 @@ static enum mrxe_resp_rc resp_atomic_write(struct mrxe_qp *qp,
 		return resp_error(qp, MRXE_NAK_REM_ACCESS,
 				  IB_WC_REM_ACCESS_ERR, pi->psn);
 	mrxe_qp_counter_inc(qp, MRXE_CNT_ATOMIC_WRITE_EXECUTED);
+	resp_answer_empty(qp, skb, &reth);
 	return RESP_OK;
 }
 
@@ -739,7 +754,8 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: dup psn %#x mask %#x resp %#x rd %d rd_psn %#x rxq %u\n",
 		     qp->ibqp.qp_num, pi->psn, pi->mask, resp->psn,
 		     resp->rd_active, resp->rd_psn, skb_queue_len(&resp->rxq));
-	if (pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) {
+	if ((pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) &&
+	    !(pi->mask & MRXE_M_ATOMIC_WRITE)) {
 		/* re-ACK everything received so far */
 		resp->ack_pending = true;
 		resp->ack_psn = mrxe_psn_add(resp->psn, MRXE_PSN_MASK);
@@ -756,7 +772,9 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 			resp_send_atomic_ack(qp, pi->psn, res->orig);
 			return;
 		}
-		if ((pi->mask & MRXE_M_READ) && res->type == MRXE_M_READ) {
+		/* READ, and FLUSH / ATOMIC WRITE (zero-length responses) */
+		if ((pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) &&
+		    res->type == MRXE_M_READ) {
 			/*
 			 * The requester went back N: whatever stream is in
 			 * progress is discarded there, restart from here.
@@ -1053,10 +1071,11 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	switch (ret) {
 	case RESP_OK:
 		resp->last_opcode = pi->opcode;
-		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
+		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				MRXE_M_ATOMIC_WRITE)) {
 			if (pi->mask & MRXE_M_ATOMIC)
 				resp->psn = mrxe_psn_add(pi->psn, 1);
-			/* READ advanced resp->psn by its packet count */
+			/* READ, FLUSH and ATOMIC WRITE advanced resp->psn */
 			return;
 		}
 		resp->psn = mrxe_psn_add(pi->psn, 1);
@@ -1118,8 +1137,8 @@ static void resp_meta_replay_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_reth reth;
 
 	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
-	/* a FLUSH (done once, in order) is answered with no payload again */
-	if (pi->mask & MRXE_M_FLUSH)
+	/* FLUSH / ATOMIC WRITE (done once) get their empty response again */
+	if (pi->mask & (MRXE_M_FLUSH | MRXE_M_ATOMIC_WRITE))
 		reth.len = 0;
 	if (reth.len > MRXE_META_READ_CHUNK * mtu)
 		return;
@@ -1229,7 +1248,7 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		resp_flush_ack(qp);
 		if (!mrxe_psn_before(psn, qp->resp.psn))
 			goto drop;	/* held, not executed yet */
-		if (pi->mask & MRXE_M_READ) {
+		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) {
 			skb_queue_tail(&m->replay, skb);
 			return;
 		}

@@ -121,7 +121,10 @@ mpe() {
 	timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_mpe_probe.py" "$tests" \
 		"$CLI_DEV" "$CLI_GID" "$SRV_DEV" "$SRV_GID" || rc=$?
 	[ $rc = 4 ] && skip "pyverbs without ibv_wr_flush"
-	[ $rc = 0 ] || fail "mrxe_mpe_probe.py exited $rc"
+	if [ $rc != 0 ]; then
+		hw_stats "$DEV_B"
+		fail "mrxe_mpe_probe.py exited $rc"
+	fi
 	if [ "$1" = rxe2mrxe ]; then
 		expect_gt "mrxe atomic_write_executed" \
 			$(( $(stat_value "$DEV_B" atomic_write_executed) - aw0 )) 2 || fail "counter"
