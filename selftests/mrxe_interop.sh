@@ -116,6 +116,8 @@ mpe() {
 	rm -rf "$tests"
 	cp -r /usr/share/doc/rdma-core/tests "$tests" && gunzip -f "$tests"/*.gz
 	side_for "$1"
+	# mrxe's debug messages (NAK reasons) into dmesg, when debugfs is there
+	echo 'module rdma_mrxe +p' > /sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 	aw0=$(stat_value "$DEV_B" atomic_write_executed)
 	fl0=$(stat_value "$DEV_B" flush_executed)
 	timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_mpe_probe.py" "$tests" \
@@ -123,6 +125,8 @@ mpe() {
 	[ $rc = 4 ] && skip "pyverbs without ibv_wr_flush"
 	if [ $rc != 0 ]; then
 		hw_stats "$DEV_B"
+		hw_stats "$DEV_A"
+		dmesg | grep -i 'mrxe\|rxe' | tail -n 20
 		fail "mrxe_mpe_probe.py exited $rc"
 	fi
 	if [ "$1" = rxe2mrxe ]; then
