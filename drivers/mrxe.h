@@ -103,6 +103,8 @@ enum mrxe_counter {
 	MRXE_CNT_RX_DROP_SRC_ADDR,	/* RC/UC: not from the QP's peer */
 	MRXE_CNT_RX_DROP_GHOST,		/* response/ACK for a PSN never sent */
 	MRXE_CNT_XMIT_NO_ROUTE,		/* no route/address: netdev down, addr gone */
+	MRXE_CNT_FLUSH_EXECUTED,	/* RDMA FLUSH requests executed */
+	MRXE_CNT_ATOMIC_WRITE_EXECUTED,	/* RDMA ATOMIC WRITEs placed */
 	MRXE_NUM_COUNTERS,
 };
 
@@ -286,11 +288,18 @@ struct mrxe_srq {
 	struct ib_srq		ibsrq;
 	refcount_t		ref;
 	struct completion	released;
+	/*
+	 * rq_lock protects the rq pointer (a resize swaps it: every reader
+	 * takes the lock), kernel posters of rq, its consumer (responders)
+	 * and limit.  resize_mutex serialises resizes.
+	 */
 	struct mrxe_queue	*rq;
-	spinlock_t		rq_lock;	/* kernel posters of rq, limit */
+	spinlock_t		rq_lock;
+	struct mutex		resize_mutex;
 	u32			srq_num;
 	u32			limit;		/* 0 = disarmed, under rq_lock */
 	u32			max_sge;
+	u32			wqe_size;	/* ring slot size, never changes */
 	bool			is_user;
 };
 
@@ -532,6 +541,8 @@ int mrxe_rkey_resolve(struct mrxe_qp *qp, u32 rkey, u64 va, u32 len,
 		      int access, struct mrxe_mr **mrp);
 int mrxe_mr_copy(struct mrxe_mr *mr, u64 iova, void *buf, u32 len,
 		 enum mrxe_copy_dir dir);
+/* RDMA ATOMIC WRITE: 8 bytes at iova (8-aligned) in one store. */
+int mrxe_mr_atomic_write(struct mrxe_mr *mr, u64 iova, const u8 *data);
 /* 8-byte atomic at iova (must be 8-aligned): IB_WR_ATOMIC_* semantics. */
 int mrxe_mr_atomic(struct mrxe_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		   u64 swap_add, u64 *orig);

@@ -26,6 +26,10 @@ static u32 mrxe_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case MRXE_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case MRXE_WR_FLUSH:
+		return MRXE_WC_FLUSH;
+	case MRXE_WR_ATOMIC_WRITE:
+		return MRXE_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -161,11 +165,14 @@ static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
 				struct sk_buff *skb)
 {
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
-	u32 mtu = qp->pipe.attr.mtu, off;
+	u32 mtu = qp->pipe.attr.mtu, off, len = w->len;
 	bool first = pi->mask & MRXE_M_FIRST, last = pi->mask & MRXE_M_LAST;
 	int err;
 
-	if (!(w->mask & MRXE_M_READ))
+	/* ATOMIC WRITE: a zero-length READ Response Only (IBA 1.5 MPE) */
+	if (w->mask & MRXE_M_ATOMIC_WRITE)
+		len = 0;
+	else if (!(w->mask & MRXE_M_READ))
 		goto drop;
 	if (pi->psn != qp->comp.psn) {
 		/* a READ response was lost: re-request from comp.psn */
@@ -175,8 +182,8 @@ static void mrxe_comp_read_resp(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if ((pi->psn == w->first_psn) != first)
 		goto drop;
 	off = (u32)mrxe_psn_diff(pi->psn, w->first_psn) * mtu;
-	if (off > w->len || pi->paylen > w->len - off ||
-	    (last && off + pi->paylen != w->len) ||
+	if (off > len || pi->paylen > len - off ||
+	    (last && off + pi->paylen != len) ||
 	    (!last && pi->paylen != mtu))
 		goto drop;
 	if (pi->paylen) {
@@ -672,10 +679,12 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 	if (!w->psn_valid || !mrxe_psn_in(psn, w->first_psn, w->last_psn))
 		goto drop;
 	if (pi->mask & MRXE_M_READ_RESP) {
-		if (!(w->mask & MRXE_M_READ))
+		if (!(w->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)))
 			goto drop;
 		off = (u32)mrxe_psn_diff(psn, w->first_psn) * mtu;
 		want = w->len > off ? min(mtu, w->len - off) : 0;
+		if (w->mask & MRXE_M_ATOMIC_WRITE)
+			want = 0;	/* zero-length READ Response Only */
 		if (pi->paylen != want)
 			goto drop;
 		if (want) {

@@ -52,17 +52,27 @@ static inline void mrxe_inet_set_mc_loop(struct sock *sk)
 #endif
 
 /*
- * QP access enables for FLUSH (IB_ACCESS_FLUSH_GLOBAL/PERSISTENT, bits 8 and
- * 9, named since 6.2; uverbs passes the bits through on 6.1 too).
- * rdma-core 45+ sets them on RC QPs whether the device flushes or not
- * (pyverbs' QP-ex tests).  mrxe has no FLUSH: it accepts them on a QP and
- * ignores them (a FLUSH request is still NAKed as an invalid request).
+ * FLUSH and ATOMIC WRITE (IBA 1.5 Memory Placement Extensions).  The access
+ * bits IB_ACCESS_FLUSH_GLOBAL/PERSISTENT (bits 8 and 9) are named since 6.2,
+ * uverbs passes them through on 6.1 too; the device capability bits
+ * IB_DEVICE_FLUSH_GLOBAL/PERSISTENT and IB_DEVICE_ATOMIC_WRITE (uverbs bits
+ * 38..40) only exist since 6.2, so 6.1 advertises nothing: there rdma-core
+ * 44 has no ibv_wr_flush/ibv_wr_atomic_write either, and the kernel core
+ * of 6.1 does not check MR FLUSH access against device caps.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-#define MRXE_QP_ACCESS_FLUSH	(IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+#define MRXE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define MRXE_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#define MRXE_DEVICE_CAP_MPE	(IB_DEVICE_FLUSH_GLOBAL | \
+				 IB_DEVICE_FLUSH_PERSISTENT | \
+				 IB_DEVICE_ATOMIC_WRITE)
 #else
-#define MRXE_QP_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#define MRXE_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define MRXE_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define MRXE_DEVICE_CAP_MPE	0
 #endif
+#define MRXE_QP_ACCESS_FLUSH	(MRXE_ACCESS_FLUSH_GLOBAL | \
+				 MRXE_ACCESS_FLUSH_PERSISTENT)
 
 /* 6.2: a dump's genl_dumpit_info carries a genl_info (attrs in ->info). */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)

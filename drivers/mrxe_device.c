@@ -26,7 +26,11 @@ void mrxe_init_device_attr(struct mrxe_dev *dev)
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW |
-			      IB_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      /* 10.2.9: modify_srq IB_SRQ_MAX_WR (mrxe_srq.c) */
+			      IB_DEVICE_SRQ_RESIZE |
+			      /* IBA 1.5 FLUSH and ATOMIC WRITE (6.2+ enums) */
+			      MRXE_DEVICE_CAP_MPE;
 	/* IBK_ALLOW_USER_UNREG: "rdma link delete" may remove us. */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = MRXE_MAX_SGE;
@@ -239,6 +243,8 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_RX_DROP_SRC_ADDR].name	= "rx_drop_src_addr",
 	[MRXE_CNT_RX_DROP_GHOST].name		= "rx_drop_ghost_resp",
 	[MRXE_CNT_XMIT_NO_ROUTE].name		= "xmit_no_route",
+	[MRXE_CNT_FLUSH_EXECUTED].name		= "flush_executed",
+	[MRXE_CNT_ATOMIC_WRITE_EXECUTED].name	= "atomic_write_executed",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -25,6 +25,16 @@
 /* Kernel REG_MR WR (ib_wr_opcode, not in the uverbs enum) */
 #define MRXE_WR_REG_MR		0x20
 
+/*
+ * IBA 1.5 MPE send WR opcodes and their completion opcodes (ABI: IBV_WR_ /
+ * IBV_WC_ values, IB_UVERBS_WR_FLUSH/ATOMIC_WRITE and IB_UVERBS_WC_* in
+ * 6.2+ uapi; spelled out so the 6.1 build has them too).
+ */
+#define MRXE_WR_FLUSH		14
+#define MRXE_WR_ATOMIC_WRITE	15
+#define MRXE_WC_FLUSH		8
+#define MRXE_WC_ATOMIC_WRITE	9
+
 enum mrxe_swqe_state {
 	MRXE_SWQE_POSTED,	/* not (fully) sent */
 	MRXE_SWQE_PENDING,	/* all sent, waiting for ACK/response */

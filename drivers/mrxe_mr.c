@@ -22,9 +22,15 @@
 /* Serialises atomic operations against each other (IBA 9.4.5 atomicity). */
 static DEFINE_SPINLOCK(mrxe_atomic_lock);
 
+/*
+ * MRXE_ACCESS_FLUSH_GLOBAL: the MR may be the target of an RDMA FLUSH with
+ * placement type global visibility (IBA 1.5 MPE).  FLUSH_PERSISTENT is
+ * refused in mrxe_check_access(): no mrxe MR is persistent memory.
+ */
 static const int mrxe_mr_access_mask = IB_ACCESS_LOCAL_WRITE |
 	IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
-	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND;
+	IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_MW_BIND |
+	MRXE_ACCESS_FLUSH_GLOBAL;
 
 int mrxe_key_alloc(struct mrxe_dev *dev, void *entry, u32 *key)
 {
@@ -56,6 +62,12 @@ static int mrxe_check_access(int access)
 		return -EINVAL;
 	if (access & (IB_ACCESS_ON_DEMAND | IB_ZERO_BASED))
 		return -EOPNOTSUPP;
+	/*
+	 * Persistence needs persistent memory behind every page; mrxe
+	 * registers ordinary memory only (as rxe refuses a non-pmem page).
+	 */
+	if (access & MRXE_ACCESS_FLUSH_PERSISTENT)
+		return -EINVAL;
 	return 0;
 }
 
@@ -438,6 +450,37 @@ int mrxe_mr_atomic(struct mrxe_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 	} else {
 		*va += swap_add;
 	}
+	spin_unlock_bh(&mrxe_atomic_lock);
+	if (mapped)
+		kunmap_local(va);
+	return 0;
+}
+
+/*
+ * RDMA ATOMIC WRITE (IBA 1.5 MPE): the 8 payload bytes land at the 8-byte
+ * aligned iova as one store, never torn, and ordered against the atomics
+ * above (the same lock).  The bytes are copied as they came off the wire.
+ */
+int mrxe_mr_atomic_write(struct mrxe_mr *mr, u64 iova, const u8 *data)
+{
+	bool mapped;
+	u32 avail;
+	u64 *va, v;
+
+	if (iova & 7)
+		return -EINVAL;
+	if (READ_ONCE(mr->state) != MRXE_MR_VALID ||
+	    !mrxe_mr_in_range(mr, iova, 8))
+		return -EINVAL;
+	va = mrxe_mr_map(mr, iova, &avail, &mapped);
+	if (!va || avail < 8) {
+		if (va && mapped)
+			kunmap_local(va);
+		return -EINVAL;
+	}
+	memcpy(&v, data, sizeof(v));
+	spin_lock_bh(&mrxe_atomic_lock);
+	WRITE_ONCE(*va, v);
 	spin_unlock_bh(&mrxe_atomic_lock);
 	if (mapped)
 		kunmap_local(va);

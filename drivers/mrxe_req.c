@@ -33,6 +33,19 @@ static u32 mrxe_wr_mask(struct mrxe_qp *qp, u32 opcode, bool *ok)
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		*ok = rc;
 		return MRXE_M_ATOMIC;
+	/*
+	 * IBA 1.5 MPE, RC only: FLUSH goes out like a READ that asks for
+	 * nothing (one PSN, a zero-length READ response, a read/atomic
+	 * credit); ATOMIC WRITE like a one-packet WRITE of its 8 inline
+	 * bytes, answered by a zero-length READ response too (or an ACK) and
+	 * also taking a credit.  mrxe_req_opcode() picks their opcodes.
+	 */
+	case MRXE_WR_FLUSH:
+		*ok = rc;
+		return MRXE_M_READ;
+	case MRXE_WR_ATOMIC_WRITE:
+		*ok = rc;
+		return MRXE_M_WRITE | MRXE_M_ATOMIC_WRITE;
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_BIND_MW:
 	case MRXE_WR_REG_MR:
@@ -63,8 +76,30 @@ static void mrxe_req_validate(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if (!ok)
 		goto bad_op;
 
-	if ((wr->send_flags & MRXE_SEND_INLINE) &&
-	    (w->mask & (MRXE_M_SEND | MRXE_M_WRITE))) {
+	if (wr->opcode == MRXE_WR_ATOMIC_WRITE) {
+		/* the 8 bytes travel inline (mrxe-abi.h), whatever max_inline */
+		if (!(wr->send_flags & MRXE_SEND_INLINE) ||
+		    wr->inline_len != 8 ||
+		    MRXE_SEND_WQE_HDR_SIZE + wr->inline_len > esize)
+			goto bad_op;
+		len = 8;
+	} else if (wr->opcode == MRXE_WR_FLUSH) {
+		/*
+		 * No local data; the RETH carries the range (32 bits, IBA
+		 * 9.3.3.3), the FETH a placement type and selectivity level.
+		 */
+		if (wr->wr.flush.length > U32_MAX) {
+			w->status = IB_WC_LOC_LEN_ERR;
+			goto bad;
+		}
+		if (!wr->wr.flush.type ||
+		    (wr->wr.flush.type & ~(MRXE_FETH_PLT_GLOBAL |
+					   MRXE_FETH_PLT_PERSIST)) ||
+		    wr->wr.flush.level > MRXE_FETH_SEL_MR)
+			goto bad_op;
+		len = 0;
+	} else if ((wr->send_flags & MRXE_SEND_INLINE) &&
+		   (w->mask & (MRXE_M_SEND | MRXE_M_WRITE))) {
 		if (wr->inline_len > qp->max_inline ||
 		    MRXE_SEND_WQE_HDR_SIZE + wr->inline_len > esize)
 			goto bad_op;
@@ -283,7 +318,7 @@ static u8 mrxe_req_opcode(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	u32 op = w->wr.opcode;
 	u8 o;
 
-	switch (w->mask) {
+	switch (w->mask & ~MRXE_M_ATOMIC_WRITE) {
 	case MRXE_M_SEND:
 		if (first && last)
 			o = op == IB_UVERBS_WR_SEND_WITH_IMM ? MRXE_OP_SEND_ONLY_IMM :
@@ -299,7 +334,9 @@ static u8 mrxe_req_opcode(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			o = MRXE_OP_SEND_MIDDLE;
 		break;
 	case MRXE_M_WRITE:
-		if (first && last)
+		if (op == MRXE_WR_ATOMIC_WRITE)
+			o = MRXE_OP_ATOMIC_WRITE;	/* 8 bytes: one packet */
+		else if (first && last)
 			o = op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
 			    MRXE_OP_WRITE_ONLY_IMM : MRXE_OP_WRITE_ONLY;
 		else if (first)
@@ -311,7 +348,7 @@ static u8 mrxe_req_opcode(struct mrxe_qp *qp, struct mrxe_swqe *w,
 			o = MRXE_OP_WRITE_MIDDLE;
 		break;
 	case MRXE_M_READ:
-		o = MRXE_OP_READ_REQ;
+		o = op == MRXE_WR_FLUSH ? MRXE_OP_FLUSH : MRXE_OP_READ_REQ;
 		break;
 	default:
 		o = op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ? MRXE_OP_CMP_SWAP :
@@ -447,6 +484,9 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 			/* placed at RETH.va + MRH.offset */
 			r.va = w->wr.wr.rdma.remote_addr;
 			r.len = w->len;
+		} else if (w->wr.opcode == MRXE_WR_FLUSH) {
+			r.va = w->wr.wr.flush.remote_addr;
+			r.len = (u32)w->wr.wr.flush.length;
 		} else if (w->mask & MRXE_M_READ) {
 			r.va = w->wr.wr.rdma.remote_addr + off;
 			r.len = rd_len;
@@ -457,6 +497,9 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 		r.rkey = w->wr.wr.rdma.rkey;
 		mrxe_reth_build(REQ_HDR(MRXE_HDR_RETH), &r);
 	}
+	if (mask & MRXE_HDR_FETH)
+		mrxe_feth_build(REQ_HDR(MRXE_HDR_FETH), w->wr.wr.flush.type,
+				w->wr.wr.flush.level);
 	if (mask & MRXE_HDR_ATMETH) {
 		struct mrxe_atmeth a;
 
@@ -582,7 +625,8 @@ static void mrxe_req_advance(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		mrxe_psn_after(req->psn, w->last_psn));
 	if (last) {
 		w->state = rc ? MRXE_SWQE_PENDING : MRXE_SWQE_DONE;
-		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
+		if (rc && (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				      MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted) {
 			w->rd_counted = true;
 			req->rd_atomic++;
@@ -957,7 +1001,8 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			progress = true;
 			continue;	/* DONE: handled at the loop head */
 		}
-		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
+		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
 			break;
 		/* congestion control: the pacer holds the QP's rate */

@@ -193,7 +193,7 @@ static bool resp_meta_ack_ok(struct mrxe_qp *qp)
 		skb = m->stash[q & (MRXE_PKT_RING - 1)];
 		if (!skb || mrxe_pkt(skb)->psn != q)
 			return false;
-		if (mrxe_pkt(skb)->mask & MRXE_M_ATOMIC) {
+		if (mrxe_pkt(skb)->mask & (MRXE_M_ATOMIC | MRXE_M_FLUSH)) {
 			n = 1;
 		} else if (mrxe_pkt(skb)->mask & MRXE_M_READ) {
 			mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
@@ -252,16 +252,18 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
 	struct mrxe_srq *srq = qp->srq;
-	struct mrxe_queue *q = srq ? srq->rq : qp->rq;
+	struct mrxe_queue *q;
 	spinlock_t *lock = srq ? &srq->rq_lock : &qp->rq_lock;
 	u32 max_sge = srq ? srq->max_sge : qp->rq_max_sge;
 	bool limit_event = false;
 	unsigned long flags;
 	u32 n;
 
-	if (!q || !resp->wqe)
+	if ((!srq && !qp->rq) || !resp->wqe)
 		return -ENOSPC;
 	spin_lock_irqsave(lock, flags);
+	/* an SRQ resize swaps srq->rq under rq_lock */
+	q = srq ? srq->rq : qp->rq;
 	n = mrxe_ring_avail(q);
 	if (!n) {
 		spin_unlock_irqrestore(lock, flags);
@@ -566,6 +568,128 @@ static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	return RESP_OK;
 }
 
+/*
+ * FLUSH and ATOMIC WRITE are answered with one RDMA READ Response Only
+ * without payload (IBA 1.5 MPE; what rxe sends and expects): complete the
+ * message, keep a zero-length READ resource for a duplicate (standard mode;
+ * MetaRoCE replays from the request itself) and start the empty "stream".
+ */
+static void resp_answer_empty(struct mrxe_qp *qp, struct sk_buff *skb,
+			      const struct mrxe_reth *reth)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_resp_res *res;
+
+	if (!qp->pipe.meta_rx) {
+		res = resp_res_alloc(qp);
+		res->type = MRXE_M_READ;
+		res->first_psn = pi->psn;
+		res->last_psn = pi->psn;
+		res->va = reth->va;
+		res->rkey = reth->rkey;
+		res->len = 0;
+	}
+	resp_flush_ack(qp);
+	qp->resp.msn++;
+	resp_start_read(qp, NULL, reth->va, 0, pi->psn, pi->psn, pi->psn);
+	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+	qp->resp.psn = mrxe_psn_add(pi->psn, 1);
+}
+
+/*
+ * RDMA FLUSH (IBA 1.5 Memory Placement Extensions).  The FETH names the
+ * placement type (global visibility and/or persistence) and the selectivity
+ * level (the RETH's range, or the whole MR: then only the R_Key and its MR
+ * matter, RETH's VA must still lie in it).  The QP must enable that
+ * placement type (QP access FLUSH_*, else invalid request, as for the other
+ * remote enables) and the MR or MW too (else remote access error).  Every
+ * earlier request was executed by this responder, in PSN order, with CPU
+ * stores: a full barrier makes them globally visible.  Persistence cannot
+ * be asked for successfully: no mrxe MR has FLUSH_PERSISTENT access
+ * (mrxe_check_access()).  The answer is one RDMA READ Response Only with no
+ * payload; a duplicate is answered again the same way (a zero-length READ
+ * resource), without flushing twice.
+ */
+static enum mrxe_resp_rc resp_flush(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_mr *mr = NULL;
+	struct mrxe_reth reth;
+	unsigned long flags;
+	int access = 0, qp_access, err;
+	u8 plt, sel;
+
+	mrxe_feth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_FETH), &plt, &sel);
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (!plt || (plt & ~(MRXE_FETH_PLT_GLOBAL | MRXE_FETH_PLT_PERSIST)) ||
+	    sel > MRXE_FETH_SEL_MR) {
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: FLUSH with FETH plt %#x sel %u\n",
+			     qp->ibqp.qp_num, plt, sel);
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	}
+	if (plt & MRXE_FETH_PLT_GLOBAL)
+		access |= MRXE_ACCESS_FLUSH_GLOBAL;
+	if (plt & MRXE_FETH_PLT_PERSIST)
+		access |= MRXE_ACCESS_FLUSH_PERSISTENT;
+	/* modify_qp may change the enables in RTR/RTS: state_lock */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	qp_access = qp->attr.qp_access_flags;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if ((qp_access & access) != access)
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	err = mrxe_rkey_resolve(qp, reth.rkey, reth.va,
+				sel == MRXE_FETH_SEL_RANGE ? reth.len : 0,
+				access, &mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	mrxe_mr_put(mr);
+	smp_mb();	/* global visibility of every earlier placement */
+	mrxe_qp_counter_inc(qp, MRXE_CNT_FLUSH_EXECUTED);
+	resp_answer_empty(qp, skb, &reth);
+	return RESP_OK;
+}
+
+/*
+ * RDMA ATOMIC WRITE (IBA 1.5 MPE): one packet, RETH + exactly 8 payload
+ * bytes for an 8-byte aligned VA (else invalid request), placed in one
+ * store (mrxe_mr_atomic_write()) under the QP's and the MR's remote write
+ * enables; answered like a FLUSH (resp_answer_empty(): a zero-length
+ * READ Response Only).  A duplicate gets that response again and is never
+ * executed twice.
+ */
+static enum mrxe_resp_rc resp_atomic_write(struct mrxe_qp *qp,
+					   struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_reth reth;
+	struct mrxe_mr *mr;
+	int err;
+
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	if (pi->paylen != 8 || reth.len != 8 || (reth.va & 7)) {
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: ATOMIC WRITE len %u/%u va %#llx\n",
+			     qp->ibqp.qp_num, pi->paylen, reth.len, reth.va);
+		return resp_error(qp, MRXE_NAK_INVALID_REQ,
+				  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	}
+	err = mrxe_rkey_resolve(qp, reth.rkey, reth.va, 8,
+				IB_ACCESS_REMOTE_WRITE, &mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	err = mrxe_mr_atomic_write(mr, reth.va, mrxe_pkt_payload(skb));
+	mrxe_mr_put(mr);
+	if (err)
+		return resp_error(qp, MRXE_NAK_REM_ACCESS,
+				  IB_WC_REM_ACCESS_ERR, pi->psn);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_ATOMIC_WRITE_EXECUTED);
+	resp_answer_empty(qp, skb, &reth);
+	return RESP_OK;
+}
+
 static void resp_send_atomic_ack(struct mrxe_qp *qp, u32 psn, u64 orig)
 {
 	struct mrxe_bth bth = {};
@@ -647,7 +771,8 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: dup psn %#x mask %#x resp %#x rd %d rd_psn %#x rxq %u\n",
 		     qp->ibqp.qp_num, pi->psn, pi->mask, resp->psn,
 		     resp->rd_active, resp->rd_psn, skb_queue_len(&resp->rxq));
-	if (pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) {
+	if ((pi->mask & (MRXE_M_SEND | MRXE_M_WRITE)) &&
+	    !(pi->mask & MRXE_M_ATOMIC_WRITE)) {
 		/* re-ACK everything received so far */
 		resp->ack_pending = true;
 		resp->ack_psn = mrxe_psn_add(resp->psn, MRXE_PSN_MASK);
@@ -664,7 +789,9 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 			resp_send_atomic_ack(qp, pi->psn, res->orig);
 			return;
 		}
-		if ((pi->mask & MRXE_M_READ) && res->type == MRXE_M_READ) {
+		/* READ, and FLUSH / ATOMIC WRITE (zero-length responses) */
+		if ((pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) &&
+		    res->type == MRXE_M_READ) {
 			/*
 			 * The requester went back N: whatever stream is in
 			 * progress is discarded there, restart from here.
@@ -784,7 +911,8 @@ static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
 	unsigned long flags;
 	int need, access;
 
-	if (!(mask & MRXE_M_FIRST))
+	/* FLUSH: its placement type decides, checked in resp_flush() */
+	if (!(mask & MRXE_M_FIRST) || (mask & MRXE_M_FLUSH))
 		return true;
 	if (mask & MRXE_M_WRITE)
 		need = IB_ACCESS_REMOTE_WRITE;
@@ -942,8 +1070,12 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 				 IB_WC_REM_INV_REQ_ERR, pi->psn);
 	} else if (pi->mask & MRXE_M_SEND) {
 		ret = resp_send(qp, skb);
+	} else if ((pi->mask & MRXE_M_ATOMIC_WRITE) && rc) {
+		ret = resp_atomic_write(qp, skb);
 	} else if (pi->mask & MRXE_M_WRITE) {
 		ret = resp_write(qp, skb);
+	} else if ((pi->mask & MRXE_M_FLUSH) && rc) {
+		ret = resp_flush(qp, skb);
 	} else if ((pi->mask & MRXE_M_READ) && rc) {
 		ret = resp_read(qp, skb);
 	} else if ((pi->mask & MRXE_M_ATOMIC) && rc) {
@@ -955,10 +1087,11 @@ static void resp_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 	switch (ret) {
 	case RESP_OK:
 		resp->last_opcode = pi->opcode;
-		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) {
+		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
+				MRXE_M_ATOMIC_WRITE)) {
 			if (pi->mask & MRXE_M_ATOMIC)
 				resp->psn = mrxe_psn_add(pi->psn, 1);
-			/* READ advanced resp->psn by its packet count */
+			/* READ, FLUSH and ATOMIC WRITE advanced resp->psn */
 			return;
 		}
 		resp->psn = mrxe_psn_add(pi->psn, 1);
@@ -1020,6 +1153,9 @@ static void resp_meta_replay_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_reth reth;
 
 	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	/* FLUSH / ATOMIC WRITE (done once) get their empty response again */
+	if (pi->mask & (MRXE_M_FLUSH | MRXE_M_ATOMIC_WRITE))
+		reth.len = 0;
 	if (reth.len > MRXE_META_READ_CHUNK * mtu)
 		return;
 	if (reth.len && mrxe_rkey_resolve(qp, reth.rkey, reth.va, reth.len,
@@ -1104,7 +1240,8 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		m->oow_local++;
 		goto drop;
 	}
-	if (pi->mask & MRXE_M_READ) {
+	/* a FLUSH's RETH length is its range: one PSN, one empty response */
+	if ((pi->mask & MRXE_M_READ) && !(pi->mask & MRXE_M_FLUSH)) {
 		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
 		n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
 		if (reth.len > MRXE_META_READ_CHUNK * mtu) {
@@ -1128,7 +1265,7 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		resp_flush_ack(qp);
 		if (!mrxe_psn_before(psn, qp->resp.psn))
 			goto drop;	/* held, not executed yet */
-		if (pi->mask & MRXE_M_READ) {
+		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) {
 			skb_queue_tail(&m->replay, skb);
 			return;
 		}

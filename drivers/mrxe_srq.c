@@ -5,6 +5,7 @@
  */
 #include "mrxe.h"
 #include "mrxe_verbs.h"
+#include "mrxe_dp.h"
 
 /* Caller serialises posters of q. */
 int mrxe_post_one_recv(struct mrxe_queue *q, u32 max_sge,
@@ -65,7 +66,9 @@ int mrxe_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	refcount_set(&srq->ref, 1);
 	init_completion(&srq->released);
 	spin_lock_init(&srq->rq_lock);
+	mutex_init(&srq->resize_mutex);
 	srq->is_user = !!udata;
+	srq->wqe_size = slot;
 	srq->max_sge = mrxe_recv_slot_sges(slot, MRXE_MAX_SRQ_SGE);
 	srq->limit = init->attr.srq_limit;
 	srq->rq = mrxe_queue_alloc(dev, nslots, slot, uctx);
@@ -106,20 +109,111 @@ err_count:
 	return err;
 }
 
+/*
+ * IBA 11.2.3.3 (Modify SRQ), IB_SRQ_MAX_WR: move the SRQ to a ring of at
+ * least max_wr slots while QPs keep taking WQEs from it.  The posted WQEs
+ * (oldest first) are copied to slots 0..n-1 of the new ring and srq->rq is
+ * swapped under rq_lock, which every consumer (resp_get_wqe()) and kernel
+ * poster takes, so a WQE is taken from exactly one ring.  The new size must
+ * hold every posted WQE and the limit, else -EINVAL and nothing changes.
+ * A user SRQ's producer is the provider, which holds its posting lock over
+ * the command; the kernel writes the new ring's mmap info to resp_addr
+ * before the swap (a fault leaves the old ring in place) and the old
+ * buffer lives until the provider unmaps it (mrxe_queue_free()).
+ */
+static int mrxe_srq_resize(struct mrxe_srq *srq, u32 max_wr, u32 limit,
+			   u64 resp_addr, struct ib_udata *udata)
+{
+	struct mrxe_dev *dev = to_mdev(srq->ibsrq.device);
+	struct mrxe_resize_srq_resp resp = {};
+	struct ib_ucontext *uctx = NULL;
+	struct mrxe_queue *nq, *oq;
+	u32 nslots, n, i;
+	int err = 0;
+
+	if (!max_wr || max_wr > MRXE_MAX_SRQ_WR)
+		return -EINVAL;
+	if (srq->is_user) {
+		uctx = mrxe_udata_ucontext(udata);
+		/* the provider must say where the new ring's info goes */
+		if (!uctx || !resp_addr)
+			return -EINVAL;
+	}
+	nslots = roundup_pow_of_two(max_wr);
+	if (limit > nslots)
+		return -EINVAL;
+
+	mutex_lock(&srq->resize_mutex);
+	nq = mrxe_queue_alloc(dev, nslots, srq->wqe_size, uctx);
+	if (IS_ERR(nq)) {
+		err = PTR_ERR(nq);
+		goto out;
+	}
+	if (srq->is_user) {
+		mrxe_queue_mmap_info(nq, &resp.mi);
+		resp.num_slots = nslots;
+		if (copy_to_user(u64_to_user_ptr(resp_addr), &resp,
+				 sizeof(resp))) {
+			err = -EFAULT;
+			goto err_free;
+		}
+	}
+
+	spin_lock_irq(&srq->rq_lock);
+	oq = srq->rq;
+	/* 0 for an inconsistent user ring: nothing posted to carry over */
+	n = mrxe_ring_avail(oq);
+	if (n > nslots) {
+		spin_unlock_irq(&srq->rq_lock);
+		err = -EINVAL;
+		goto err_free;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(mrxe_queue_producer_slot(nq),
+		       mrxe_ring_slot_ptr(oq, oq->cons + i), srq->wqe_size);
+		mrxe_queue_produce(nq);
+	}
+	srq->rq = nq;
+	spin_unlock_irq(&srq->rq_lock);
+	mrxe_queue_free(oq);
+	goto out;
+
+err_free:
+	mrxe_queue_free(nq);
+out:
+	mutex_unlock(&srq->resize_mutex);
+	return err;
+}
+
 int mrxe_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct mrxe_srq *srq = to_msrq(ibsrq);
+	struct mrxe_modify_srq_cmd cmd = {};
+	u32 limit;
 	int err = 0;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EINVAL;
-	/* Resizing a mapped SRQ ring is not supported (no SRQ_RESIZE cap). */
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
-	if (mask & ~IB_SRQ_LIMIT)
-		return -EINVAL;
+	if (udata && udata->inlen) {
+		if (udata->inlen > sizeof(cmd) &&
+		    !ib_is_udata_cleared(udata, sizeof(cmd),
+					 udata->inlen - sizeof(cmd)))
+			return -EINVAL;
+		err = ib_copy_from_udata(&cmd, udata,
+					 min(udata->inlen, sizeof(cmd)));
+		if (err)
+			return err;
+	}
+	if (mask & IB_SRQ_MAX_WR) {
+		spin_lock_irq(&srq->rq_lock);
+		limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
+		spin_unlock_irq(&srq->rq_lock);
+		err = mrxe_srq_resize(srq, attr->max_wr, limit, cmd.resp_addr,
+				      udata);
+		if (err)
+			return err;
+	}
 	if (mask & IB_SRQ_LIMIT) {
 		spin_lock_irq(&srq->rq_lock);
 		/* IBA 10.2.9.4: the limit must not exceed the capacity. */
@@ -136,9 +230,9 @@ int mrxe_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct mrxe_srq *srq = to_msrq(ibsrq);
 
-	attr->max_wr = mrxe_queue_slots(srq->rq);
 	attr->max_sge = srq->max_sge;
 	spin_lock_irq(&srq->rq_lock);
+	attr->max_wr = mrxe_queue_slots(srq->rq);
 	attr->srq_limit = srq->limit;
 	spin_unlock_irq(&srq->rq_lock);
 	return 0;

@@ -410,9 +410,11 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 		if (!req->wqes)
 			goto err;
 	}
-	rq = qp->srq ? qp->srq->rq : qp->rq;
-	if (rq) {
-		qp->resp.wqe_size = mrxe_queue_elem_size(rq);
+	/* an SRQ's ring may be swapped by a resize: its slot size stays */
+	rq = qp->rq;
+	if (rq || qp->srq) {
+		qp->resp.wqe_size = qp->srq ? qp->srq->wqe_size :
+				    mrxe_queue_elem_size(rq);
 		qp->resp.wqe = kzalloc(qp->resp.wqe_size, GFP_KERNEL);
 		if (!qp->resp.wqe)
 			goto err;

@@ -160,13 +160,19 @@ d = json.load(sys.stdin)
 print(d[0]["counters"][sys.argv[1]])' "$2"
 }
 
+# The 6.12 line: the kernel's tree is bind-mounted from /var/cache/mrxe-deps
+# and the tests run chrooted in the trixie userland (no /var/lib mount).
+kernel_tree_mounted() {
+	mountpoint -q /lib/modules || mountpoint -q "/lib/modules/$KVER"
+}
+
 # --------------------------------------------------------------- tests ----
 
 test_install_packages() {
 	local d p debs=() out rc st
 	install_teardown	# what a killed earlier run left
 	[ "$MRXE_LINK_TYPE" = mrxe ] || skip "installs mrxe's packages (MRXE_LINK_TYPE=$MRXE_LINK_TYPE)"
-	if mountpoint -q /lib/modules || mountpoint -q "/lib/modules/$KVER"; then
+	if kernel_tree_mounted; then
 		skip "kernel $KVER's tree is mounted from /var/cache/mrxe-deps, not an installed package (the 6.12 line): make deb-dkms-check KVERS=\"6.1 6.12\" checks DKMS there"
 	fi
 	command -v dpkg > /dev/null || skip "no dpkg"
@@ -381,7 +387,10 @@ test_install_cleanup() {
 		! ovl_mounted "$d" || fail "overlay on /$d still mounted"
 	done
 	! findmnt -n -t tmpfs "$MRXE_REPO/build" > /dev/null || fail "build tree still hidden"
-	[ -d /var/lib ] && mountpoint -q /var/lib || fail "the harness's /var/lib is not back"
+	[ -d /var/lib ] || fail "/var/lib is gone"
+	# 6.1: the harness's tmpfs on /var/lib; the 6.12 chroot mounts none
+	kernel_tree_mounted || mountpoint -q /var/lib ||
+		fail "the harness's /var/lib is not back"
 }
 
 # A run killed between the tests must not leave the overlays behind for the

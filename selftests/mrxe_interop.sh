@@ -104,6 +104,63 @@ verify() {
 	hw_stats "$DEV_B"
 }
 
+# rxe's "bad ICRC" warnings in dmesg so far (grep -c exits 1 on none)
+bad_icrc_count() { dmesg | grep -c 'bad ICRC from' || true; }
+
+# mpe DIR: IBA 1.5 ATOMIC WRITE and FLUSH, requester on the client side of
+# DIR (one pyverbs process opens both devices).  mrxe as the responder must
+# have executed them (its counters move).
+mpe() {
+	interop_setup datapath
+	python3 -c 'import pyverbs.qp as q; assert hasattr(q.QPEx, "wr_flush")' 2>/dev/null ||
+		skip "pyverbs without ibv_wr_flush (rdma-core < 56: the 6.12 line has it)"
+	[ -d /usr/share/doc/rdma-core/tests ] || skip "pyverbs test suite not installed"
+	local tests=$XFER_TMP/pyverbs-tests rc=0 aw0 fl0
+	rm -rf "$tests"
+	cp -r /usr/share/doc/rdma-core/tests "$tests" && gunzip -f "$tests"/*.gz
+	side_for "$1"
+	# mrxe's debug messages (NAK reasons) into dmesg, when debugfs is there
+	echo 'module rdma_mrxe +p' > /sys/kernel/debug/dynamic_debug/control 2>/dev/null || true
+	aw0=$(stat_value "$DEV_B" atomic_write_executed)
+	fl0=$(stat_value "$DEV_B" flush_executed)
+	local ic0 bad0 flush_gap=0
+	ic0=$(stat_value "$DEV_B" icrc_errors)
+	bad0=$(bad_icrc_count)
+	timeout 120 python3 "$MRXE_SELFTEST_DIR/mrxe_mpe_probe.py" "$tests" \
+		"$CLI_DEV" "$CLI_GID" "$SRV_DEV" "$SRV_GID" > "$XFER_TMP/mpe.log" 2>&1 || rc=$?
+	cat "$XFER_TMP/mpe.log"
+	[ $rc = 4 ] && skip "pyverbs without ibv_wr_flush"
+	if [ $rc = 3 ]; then
+		# Stock rxe's opcode table has no payload offset for FLUSH, so
+		# its ICRC covers the FLUSH headers twice: each side drops the
+		# other's FLUSH as corrupt (known-issues.rst).  Only accepted
+		# with that evidence: mrxe counted ICRC errors (rxe requester)
+		# or rxe logged "bad ICRC" or never answered the FLUSH (mrxe
+		# requester: retry exceeded, status 12; 6.12's rxe drops a bad
+		# ICRC without a message).
+		if [ $(( $(stat_value "$DEV_B" icrc_errors) - ic0 )) -gt 0 ] ||
+		   [ $(( $(bad_icrc_count) - bad0 )) -gt 0 ] ||
+		   { [ "$1" = mrxe2rxe ] &&
+		     grep -q '^BAD flush_range: status 12 ' "$XFER_TMP/mpe.log"; }; then
+			echo "NOTE: FLUSH with stock rxe fails on rxe's FLUSH ICRC (icrc_errors +$(( $(stat_value "$DEV_B" icrc_errors) - ic0 )), rxe 'bad ICRC' +$(( $(bad_icrc_count) - bad0 )))"
+			rc=0 flush_gap=1
+		fi
+	fi
+	if [ $rc != 0 ]; then
+		hw_stats "$DEV_B"
+		hw_stats "$DEV_A"
+		dmesg | grep -i 'mrxe\|rxe' | tail -n 20
+		fail "mrxe_mpe_probe.py exited $rc"
+	fi
+	if [ "$1" = rxe2mrxe ]; then
+		expect_gt "mrxe atomic_write_executed" \
+			$(( $(stat_value "$DEV_B" atomic_write_executed) - aw0 )) 2 || fail "counter"
+		[ $flush_gap = 0 ] || return 0
+		expect_gt "mrxe flush_executed" \
+			$(( $(stat_value "$DEV_B" flush_executed) - fl0 )) 1 || fail "counter"
+	fi
+}
+
 test_rc_pingpong_rxe_to_mrxe() { pingpong rxe2mrxe; }
 test_rc_pingpong_mrxe_to_rxe() { pingpong mrxe2rxe; }
 test_ib_write_bw_rxe_to_mrxe() { perf ib_write_bw rxe2mrxe; }
@@ -112,6 +169,8 @@ test_ib_read_bw_rxe_to_mrxe() { perf ib_read_bw rxe2mrxe; }
 test_ib_read_bw_mrxe_to_rxe() { perf ib_read_bw mrxe2rxe; }
 test_verify_rxe_client() { verify rxe2mrxe; }
 test_verify_mrxe_client() { verify mrxe2rxe; }
+test_mpe_rxe_to_mrxe() { mpe rxe2mrxe; }
+test_mpe_mrxe_to_rxe() { mpe mrxe2rxe; }
 
 mrxe_run_tests \
 	test_rc_pingpong_rxe_to_mrxe \
@@ -121,4 +180,6 @@ mrxe_run_tests \
 	test_ib_read_bw_rxe_to_mrxe \
 	test_ib_read_bw_mrxe_to_rxe \
 	test_verify_rxe_client \
-	test_verify_mrxe_client
+	test_verify_mrxe_client \
+	test_mpe_rxe_to_mrxe \
+	test_mpe_mrxe_to_rxe

@@ -235,7 +235,12 @@ static ibv_pd *alloc_parent_domain(ibv_context *ctx,
 static constexpr int kMrAccessKnown =
 	IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-	IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_OPTIONAL_RANGE;
+	IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_OPTIONAL_RANGE
+#if MRXE_HAVE_WR_FLUSH
+	/* RDMA FLUSH targets; the kernel refuses FLUSH_PERSISTENT (no pmem) */
+	| IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_FLUSH_PERSISTENT
+#endif
+	;
 
 static bool mr_access_ok(int access)
 {

@@ -432,6 +432,62 @@ static void wr_atomic_fetch_add(ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
 	wr_atomic(x, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
+/*
+ * IBA 1.5 Memory Placement Extensions, RC only and only through ibv_wr_*
+ * (ibv_send_wr has no fields for them, so post_send's opcode_ok() refuses
+ * both).  The kernel refuses them on other QP types as well.
+ */
+static mrxe_send_wqe *wr_begin_rc(ibv_qp_ex *x, unsigned op)
+{
+	Qp *qp = to_qp(x);
+
+	if (!qp->wr_err && x->qp_base.qp_type != IBV_QPT_RC) {
+		qp->wr_err = EINVAL;
+		return nullptr;
+	}
+	/* wr_begin's opcode check is post_send's: ask it about a WRITE */
+	auto *w = wr_begin(x, IBV_WR_RDMA_WRITE);
+	if (w)
+		w->opcode = op;
+	return w;
+}
+
+/* The 8 bytes travel as inline data (mrxe-abi.h): one packet, one store. */
+static void wr_atomic_write(ibv_qp_ex *x, uint32_t rkey, uint64_t addr,
+			    const void *atomic_wr)
+{
+	if (auto *w = wr_begin_rc(x, IBV_WR_ATOMIC_WRITE)) {
+		w->wr.rdma.remote_addr = addr;
+		w->wr.rdma.rkey = rkey;
+		std::memcpy(w + 1, atomic_wr, 8);
+		w->inline_len = 8;
+		w->send_flags |= IBV_SEND_INLINE;
+	}
+}
+
+#if MRXE_HAVE_WR_FLUSH
+static void wr_flush(ibv_qp_ex *x, uint32_t rkey, uint64_t addr, size_t len,
+		     uint8_t type, uint8_t level)
+{
+	Qp *qp = to_qp(x);
+
+	/* the RETH carries a 32-bit length (IBA 9.3.3.3) */
+	if (!qp->wr_err &&
+	    (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	     level > IBV_FLUSH_MR || len > UINT32_MAX)) {
+		qp->wr_err = EINVAL;
+		return;
+	}
+	if (auto *w = wr_begin_rc(x, IBV_WR_FLUSH)) {
+		w->wr.flush.remote_addr = addr;
+		w->wr.flush.rkey = rkey;
+		w->wr.flush.type = type;
+		w->wr.flush.level = level;
+		w->wr.flush.length = len;
+	}
+}
+#endif
+
 static void wr_local_inv(ibv_qp_ex *x, uint32_t rkey)
 {
 	if (auto *w = wr_begin(x, IBV_WR_LOCAL_INV))
@@ -554,6 +610,10 @@ static void set_wr_ops(Qp *qp)
 
 	x.wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	x.wr_atomic_fetch_add = wr_atomic_fetch_add;
+	x.wr_atomic_write = wr_atomic_write;
+#if MRXE_HAVE_WR_FLUSH
+	x.wr_flush = wr_flush;
+#endif
 	x.wr_bind_mw = wr_bind_mw;
 	x.wr_local_inv = wr_local_inv;
 	x.wr_rdma_read = wr_rdma_read;
@@ -584,7 +644,12 @@ static constexpr uint64_t kUcOps = kUdOps | IBV_QP_EX_WITH_RDMA_WRITE |
 				   IBV_QP_EX_WITH_SEND_WITH_INV;
 static constexpr uint64_t kRcOps = kUcOps | IBV_QP_EX_WITH_RDMA_READ |
 				   IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+				   IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				   IBV_QP_EX_WITH_ATOMIC_WRITE
+#if MRXE_HAVE_WR_FLUSH
+				   | IBV_QP_EX_WITH_FLUSH
+#endif
+				   ;
 
 static bool same_ctx(const ibv_context *c, const void *obj_ctx)
 {
@@ -831,18 +896,50 @@ ibv_srq *create_srq_ex(ibv_context *ctx, ibv_srq_init_attr_ex *attr)
 	return srq;
 }
 
-/* Resizing an SRQ (IBV_SRQ_MAX_WR) is not offered: the device does not
- * advertise IBV_DEVICE_SRQ_RESIZE.  The limit arms the SRQ_LIMIT event. */
+/*
+ * IBV_SRQ_MAX_WR resizes (IBA 11.2.3.3): the kernel moves the posted WQEs
+ * to a new ring and writes its mmap info to resp_addr (mrxe-abi.h); the
+ * posting lock is held across, so no WQE is written to the old ring after
+ * the kernel copied it.  The limit arms the SRQ_LIMIT event.
+ */
 int modify_srq(ibv_srq *ibsrq, ibv_srq_attr *attr, int mask)
 {
 	Srq *srq = to_srq(ibsrq);
-	struct ibv_modify_srq cmd{};
+	struct {
+		struct ibv_modify_srq ibv;
+		mrxe_modify_srq_cmd drv;
+	} cmd{};
+	mrxe_resize_srq_resp r{};
 
-	if (mask & ~IBV_SRQ_LIMIT)
-		return mask & IBV_SRQ_MAX_WR ? EOPNOTSUPP : EINVAL;
-	if (attr->srq_limit > srq->ring.slots())
+	if (mask & ~(IBV_SRQ_LIMIT | IBV_SRQ_MAX_WR))
 		return EINVAL;
-	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+	if (!(mask & IBV_SRQ_MAX_WR)) {
+		if (attr->srq_limit > srq->ring.slots())
+			return EINVAL;
+		return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv,
+					  sizeof(cmd.ibv));
+	}
+	const Context *ctx = to_ctx(ibsrq->context);
+	if (attr->max_wr < 1 || attr->max_wr > ctx->max_srq_wr)
+		return EINVAL;
+
+	std::lock_guard<SpinLock> g(srq->lock);
+	cmd.drv.resp_addr = reinterpret_cast<uintptr_t>(&r);
+	int ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv, sizeof(cmd));
+	if (ret)
+		return ret;
+	Ring fresh;
+	ret = fresh.map(ibsrq->context->cmd_fd, r.mi, Ring::Role::Producer,
+			r.num_slots, srq->ring.elem_size());
+	if (ret) {
+		mrxe_err(verbs_get_ctx(ibsrq->context),
+			 "SRQ %u: remap after resize failed: %d\n", srq->srq_num_,
+			 ret);
+		srq->ring.reset();	/* post_srq_recv: ENOMEM from now on */
+		return ret;
+	}
+	srq->ring.swap(fresh);	/* old mapping unmapped with fresh */
+	return 0;
 }
 
 int query_srq(ibv_srq *srq, ibv_srq_attr *attr)
@@ -871,6 +968,10 @@ int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr, ibv_recv_wr **bad)
 	*bad = nullptr;
 	if (!wr)
 		return 0;
+	if (!srq->ring.mapped()) {	/* a resize failed to remap it */
+		*bad = wr;
+		return ENOMEM;
+	}
 	return post_recv_ring(srq->ring, srq->lock, srq->max_sge, wr, bad);
 }
 

@@ -744,8 +744,24 @@ MRXE_STATIC_ASSERT(sizeof(struct verbs_device) ==
  * found): the private layouts above are pinned for it too; its public
  * verbs.h grew only at the ends of extensible structs and in new flag bits.
  * mrxe's allowlists (send_ops_flags, MR access) refuse what they do not
- * name, so FLUSH (IBV_QP_EX_WITH_FLUSH, IBV_ACCESS_FLUSH_*) is refused.
+ * name.  RDMA FLUSH (ibv_wr_flush, IBV_QP_EX_WITH_FLUSH, IBV_ACCESS_FLUSH_*)
+ * is offered when the headers have it (MRXE_HAVE_WR_FLUSH: rdma-core 56 of
+ * the lines built here; 44 has ibv_wr_atomic_write but no FLUSH).
  */
+#if defined(MRXE_RDMA_CORE_MAJOR) && MRXE_RDMA_CORE_MAJOR >= 56
+#define MRXE_HAVE_WR_FLUSH 1
+#else
+#define MRXE_HAVE_WR_FLUSH 0
+#endif
+MRXE_STATIC_ASSERT(IBV_QP_EX_WITH_ATOMIC_WRITE == 1 << 12 &&
+			   IBV_WR_ATOMIC_WRITE == 15 && IBV_WC_ATOMIC_WRITE == 9,
+		   "ATOMIC WRITE values (mrxe-abi.h, drivers/mrxe_dp.h)");
+#if MRXE_HAVE_WR_FLUSH
+MRXE_STATIC_ASSERT(IBV_WR_FLUSH == 14 && IBV_WC_FLUSH == 8 &&
+			   IBV_FLUSH_GLOBAL == 1 && IBV_FLUSH_PERSISTENT == 2 &&
+			   IBV_FLUSH_RANGE == 0 && IBV_FLUSH_MR == 1,
+		   "FLUSH values (mrxe-abi.h, drivers/proto/mrxe_wire.h FETH)");
+#endif
 #if defined(MRXE_RDMA_CORE_MAJOR) && MRXE_RDMA_CORE_MAJOR >= 56
 MRXE_STATIC_ASSERT(IBV_QP_EX_WITH_FLUSH == 1 << 11 &&
 			   IBV_QP_EX_WITH_ATOMIC_WRITE == 1 << 12,

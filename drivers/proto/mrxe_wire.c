@@ -6,6 +6,7 @@
 #include "mrxe_wire.h"
 
 #define HLEN(m)	(MRXE_BTH_LEN +						\
+		 (((m) & MRXE_HDR_FETH) ? MRXE_FETH_LEN : 0) +		\
 		 (((m) & MRXE_HDR_DETH) ? MRXE_DETH_LEN : 0) +		\
 		 (((m) & MRXE_HDR_RETH) ? MRXE_RETH_LEN : 0) +		\
 		 (((m) & MRXE_HDR_ATMETH) ? MRXE_ATMETH_LEN : 0) +	\
@@ -61,6 +62,15 @@ const struct mrxe_opinfo mrxe_opcode_table[256] = {
 	OP(0x14, "RC_FETCH_ADD", ATM),
 	OP(0x16, "RC_SEND_LAST_INV", S_LAST | MRXE_HDR_IETH),
 	OP(0x17, "RC_SEND_ONLY_INV", S_ONLY | MRXE_HDR_IETH),
+	/*
+	 * IBA 1.5 MPE: FLUSH is BTH + FETH + RETH, answered like a
+	 * zero-length READ (one RDMA READ Response Only, no payload), so it
+	 * is an M_READ too; ATOMIC WRITE is BTH + RETH + 8 payload bytes,
+	 * acknowledged like a WRITE.
+	 */
+	OP(0x1c, "RC_FLUSH", REQ | MRXE_M_READ | MRXE_M_FLUSH | MRXE_M_ONLY |
+			     MRXE_HDR_FETH | MRXE_HDR_RETH),
+	OP(0x1d, "RC_ATOMIC_WRITE", W_ONLY | MRXE_M_ATOMIC_WRITE),
 
 	OP(0x20, "UC_SEND_FIRST", S_FIRST),
 	OP(0x21, "UC_SEND_MIDDLE", S_MID),
@@ -86,6 +96,7 @@ const struct mrxe_opinfo mrxe_opcode_table[256] = {
 u32 mrxe_op_hdr_off(u8 opcode, u32 hdr)
 {
 	static const struct { u32 bit; u8 len; } order[] = {
+		{ MRXE_HDR_FETH, MRXE_FETH_LEN },
 		{ MRXE_HDR_DETH, MRXE_DETH_LEN },
 		{ MRXE_HDR_RETH, MRXE_RETH_LEN },
 		{ MRXE_HDR_ATMETH, MRXE_ATMETH_LEN },

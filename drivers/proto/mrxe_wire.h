@@ -18,6 +18,7 @@
 #define MRXE_DETH_LEN		8
 #define MRXE_RETH_LEN		16
 #define MRXE_ATMETH_LEN		28
+#define MRXE_FETH_LEN		4	/* IBA 1.5 MPE: FLUSH extended hdr */
 #define MRXE_AETH_LEN		4
 #define MRXE_ATMACK_LEN		8
 #define MRXE_IMMDT_LEN		4
@@ -68,6 +69,9 @@ enum mrxe_op {
 	MRXE_OP_FETCH_ADD		= 0x14,
 	MRXE_OP_SEND_LAST_INV		= 0x16,
 	MRXE_OP_SEND_ONLY_INV		= 0x17,
+	/* IBA 1.5 Memory Placement Extensions (RC only) */
+	MRXE_OP_FLUSH			= 0x1c,
+	MRXE_OP_ATOMIC_WRITE		= 0x1d,
 };
 
 /* Full opcodes used by name in the code. */
@@ -100,6 +104,9 @@ enum mrxe_op_mask {
 	MRXE_M_RWR		= BIT(20),	/* consumes a receive WQE */
 	MRXE_M_CNP		= BIT(21),
 	MRXE_M_VALID		= BIT(22),
+	MRXE_HDR_FETH		= BIT(23),	/* FLUSH: BTH, FETH, RETH */
+	MRXE_M_FLUSH		= BIT(24),	/* RDMA FLUSH (also M_READ) */
+	MRXE_M_ATOMIC_WRITE	= BIT(25),	/* RDMA ATOMIC WRITE (+M_WRITE) */
 };
 
 #define MRXE_M_ONLY	(MRXE_M_FIRST | MRXE_M_LAST)
@@ -124,7 +131,7 @@ static inline u32 mrxe_op_hdr_len(u8 opcode)
 
 /*
  * Offset of extension header @hdr (one MRXE_HDR_* bit) from the start of
- * the BTH, in IBA order: BTH, DETH, RETH, AtomicETH, AETH, AtomicAckETH,
+ * the BTH, in IBA order: BTH, FETH (IBA 1.5), DETH, RETH, AtomicETH, AETH, AtomicAckETH,
  * ImmDt, IETH (IBA 9.2, Figure 34).  Returns 0 when the opcode lacks it.
  */
 u32 mrxe_op_hdr_off(u8 opcode, u32 hdr);
@@ -308,6 +315,34 @@ void mrxe_atmeth_parse(const u8 *p, struct mrxe_atmeth *h);
 void mrxe_aeth_build(u8 *p, const struct mrxe_aeth *h);
 void mrxe_aeth_parse(const u8 *p, struct mrxe_aeth *h);
 /* AtomicAckETH, ImmDt and IETH are a single 64/32-bit big-endian field. */
+/*
+ * FETH (IBA 1.5 MPE, FLUSH Extended Transport Header), one 32-bit word:
+ * placement type in bits 3..0 (bit 0 global visibility, bit 1 persistence;
+ * the IB_FLUSH_GLOBAL/PERSISTENT values) and selectivity level in bits 5..4
+ * (0 the RETH's range, 1 the whole memory region); the rest is reserved.
+ */
+#define MRXE_FETH_PLT_MASK	0x0f
+#define MRXE_FETH_PLT_GLOBAL	0x01
+#define MRXE_FETH_PLT_PERSIST	0x02
+#define MRXE_FETH_SEL_SHIFT	4
+#define MRXE_FETH_SEL_MASK	0x30
+#define MRXE_FETH_SEL_RANGE	0
+#define MRXE_FETH_SEL_MR	1
+
+static inline void mrxe_feth_build(u8 *p, u8 plt, u8 sel)
+{
+	mrxe_put32(p, (plt & MRXE_FETH_PLT_MASK) |
+		   ((sel << MRXE_FETH_SEL_SHIFT) & MRXE_FETH_SEL_MASK));
+}
+
+static inline void mrxe_feth_parse(const u8 *p, u8 *plt, u8 *sel)
+{
+	u32 v = mrxe_get32(p);
+
+	*plt = v & MRXE_FETH_PLT_MASK;
+	*sel = (v & MRXE_FETH_SEL_MASK) >> MRXE_FETH_SEL_SHIFT;
+}
+
 static inline void mrxe_atmack_build(u8 *p, u64 orig)
 {
 	mrxe_put64(p, orig);

@@ -231,6 +231,79 @@ TEST_F(Ops, ZeroLengthWriteWithImm)
 	EXPECT_TRUE(rb.unchanged());
 }
 
+// ------------------------------------------------ SRQ resize -------------
+
+// IBA 11.2.3.3 (Modify SRQ, IBV_SRQ_MAX_WR) while the SRQ is in use: the
+// WQEs posted before the resize are consumed after it, in order, into
+// their own buffers; the grown SRQ takes more WQEs than the old capacity;
+// a size below what is posted fails and changes nothing.
+TEST_F(Ops, SrqResizeWhileInUse)
+{
+	if (!(dev.attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE))
+		GTEST_SKIP() << "no IBV_DEVICE_SRQ_RESIZE";
+	constexpr size_t kMsg = 64;
+	constexpr int kTotal = 40;
+	ibv_srq_init_attr sia{};
+	sia.attr.max_wr = 8;
+	sia.attr.max_sge = 1;
+	srq_[1] = ibv_create_srq(pd[1], &sia);
+	ASSERT_NE(srq_[1], nullptr) << "ibv_create_srq: " << strerror(errno);
+	ASSERT_NO_FATAL_FAILURE(connect());
+	ibv_srq_attr qa{};
+	ASSERT_EQ(ibv_query_srq(srq_[1], &qa), 0);
+	const uint32_t old_cap = qa.max_wr;
+	ASSERT_LT(old_cap, uint32_t(kTotal));
+
+	GuardedBuf rb(kMsg * kTotal, 3);
+	auto rmr = rb.reg(pd[1], IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_TRUE(rmr);
+	auto post_srq = [&](int i) {
+		ibv_sge rs = sge_of(rb, rmr.get(), i * kMsg, kMsg);
+		ibv_recv_wr wr{}, *bad = nullptr;
+		wr.wr_id = 100 + i;
+		wr.sg_list = &rs;
+		wr.num_sge = 1;
+		return ibv_post_srq_recv(srq_[1], &wr, &bad);
+	};
+	auto send = [&](int i) {
+		ibv_sge w = s((i * kMsg) % kSrcLen, kMsg);
+		ASSERT_EQ(post(0, IBV_WR_SEND, 1000 + i, &w, 1), 0);
+		ASSERT_NO_FATAL_FAILURE(expect_done(0, 1000 + i, IBV_WC_SUCCESS));
+		ibv_wc rwc;
+		ASSERT_NO_FATAL_FAILURE(expect_done(1, 100 + i, IBV_WC_SUCCESS, &rwc));
+		EXPECT_EQ(rwc.byte_len, kMsg);
+		rb.expect_write(i * kMsg, src.data() + (i * kMsg) % kSrcLen, kMsg);
+	};
+
+	const int before = 6;
+	for (int i = 0; i < before; i++)
+		ASSERT_EQ(post_srq(i), 0);
+	for (int i = 0; i < 2; i++)
+		ASSERT_NO_FATAL_FAILURE(send(i));
+	// four posted WQEs move to the new ring
+	ibv_srq_attr ma{};
+	ma.max_wr = 64;
+	ASSERT_EQ(ibv_modify_srq(srq_[1], &ma, IBV_SRQ_MAX_WR), 0) << strerror(errno);
+	ASSERT_EQ(ibv_query_srq(srq_[1], &qa), 0);
+	EXPECT_GE(qa.max_wr, 64u);
+	for (int i = before; i < kTotal; i++)	// more than old_cap at once
+		ASSERT_EQ(post_srq(i), 0) << "WQE " << i << " after the resize";
+	for (int i = 2; i < kTotal; i++)
+		ASSERT_NO_FATAL_FAILURE(send(i));
+	EXPECT_TRUE(rb.unchanged());
+
+	// below what is posted: refused, nothing lost
+	rb.fill(5);
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(post_srq(i), 0);
+	ma.max_wr = 4;
+	EXPECT_NE(ibv_modify_srq(srq_[1], &ma, IBV_SRQ_MAX_WR), 0);
+	for (int i = 0; i < 10; i++)
+		ASSERT_NO_FATAL_FAILURE(send(i));
+	EXPECT_TRUE(rb.unchanged());
+	EXPECT_QPS(qp[1], IBV_QPS_RTS);
+}
+
 // ------------------------------------------------ RNR --------------------
 
 // No receive posted: the responder answers RNR NAK (class B: its state

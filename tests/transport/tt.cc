@@ -198,6 +198,11 @@ void Pair::TearDown()
 			EXPECT_EQ(ibv_destroy_qp(q), 0);
 			q = nullptr;
 		}
+	for (auto &s : srq_)
+		if (s) {
+			EXPECT_EQ(ibv_destroy_srq(s), 0);
+			s = nullptr;
+		}
 	for (auto &c : cq) {
 		if (c) {
 			EXPECT_EQ(ibv_destroy_cq(c), 0);
@@ -319,6 +324,7 @@ void Pair::create_qp(int i, ibv_qp_type type, const ConnOpts &o)
 	ia.cap.max_send_sge = 2;
 	ia.cap.max_recv_sge = 2;
 	ia.cap.max_inline_data = 0;
+	ia.srq = srq_[i];
 	qp[i] = ibv_create_qp(pd[i], &ia);
 	ASSERT_NE(qp[i], nullptr) << "ibv_create_qp: " << strerror(errno);
 	ASSERT_EQ(to_init(qp[i], o), 0) << "INIT: " << strerror(errno);

@@ -150,6 +150,7 @@ protected:
 	ibv_cq *cq[2] = {};	// send + recv CQ of QP i
 	ibv_qp *qp[2] = {};
 	ibv_qp_type type_ = IBV_QPT_RC;
+	ibv_srq *srq_[2] = {};	// set before create_qp: QP i receives from it
 
 	void SetUp() override;
 	void TearDown() override;

@@ -26,6 +26,12 @@ TEST(Abi, WqeAndCqeSizes)
 	EXPECT_EQ(sizeof(struct mrxe_cqe), (size_t)MRXE_CQE_SIZE);
 	EXPECT_EQ(sizeof(struct mrxe_sge), 16u);
 	EXPECT_EQ(offsetof(struct mrxe_send_wqe, wr), 32u);
+	/* FLUSH shares remote_addr/rkey with rdma (the RETH is built from them) */
+	EXPECT_EQ(offsetof(struct mrxe_send_wqe, wr.flush.remote_addr),
+		  offsetof(struct mrxe_send_wqe, wr.rdma.remote_addr));
+	EXPECT_EQ(offsetof(struct mrxe_send_wqe, wr.flush.rkey),
+		  offsetof(struct mrxe_send_wqe, wr.rdma.rkey));
+	EXPECT_EQ(offsetof(struct mrxe_send_wqe, wr.flush.length), 48u);
 	EXPECT_EQ(alignof(struct mrxe_send_wqe), 8u);
 }
 
@@ -39,6 +45,8 @@ TEST(Abi, ResponsesAre8ByteMultiples)
 	EXPECT_EQ(sizeof(struct mrxe_create_qp_cmd) % 8, 0u);
 	EXPECT_EQ(sizeof(struct mrxe_create_qp_resp) % 8, 0u);
 	EXPECT_EQ(sizeof(struct mrxe_create_srq_resp) % 8, 0u);
+	EXPECT_EQ(sizeof(struct mrxe_modify_srq_cmd), 8u);
+	EXPECT_EQ(sizeof(struct mrxe_resize_srq_resp) % 8, 0u);
 	EXPECT_EQ(sizeof(struct mrxe_create_ah_resp) % 8, 0u);
 }
 

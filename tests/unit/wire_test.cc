@@ -139,6 +139,37 @@ TEST(Wire, OpcodeTable)
 	}
 }
 
+// IBA 1.5 MPE: FLUSH = BTH + FETH + RETH (rxe on 6.12 lays it out the same),
+// ATOMIC WRITE = BTH + RETH + 8 payload bytes; RC only.
+TEST(Wire, MpeOpcodes)
+{
+	EXPECT_EQ(mrxe_op_hdr_len(0x1c), 32u);
+	EXPECT_EQ(mrxe_op_hdr_off(0x1c, MRXE_HDR_FETH), 12u);
+	EXPECT_EQ(mrxe_op_hdr_off(0x1c, MRXE_HDR_RETH), 16u);
+	EXPECT_TRUE(mrxe_op_mask(0x1c) & MRXE_M_FLUSH);
+	EXPECT_TRUE(mrxe_op_mask(0x1c) & MRXE_M_READ);
+	EXPECT_FALSE(mrxe_op_mask(0x1c) & MRXE_HDR_PAYLOAD);
+	EXPECT_EQ(mrxe_op_hdr_len(0x1d), 28u);
+	EXPECT_EQ(mrxe_op_hdr_off(0x1d, MRXE_HDR_RETH), 12u);
+	EXPECT_TRUE(mrxe_op_mask(0x1d) & MRXE_M_ATOMIC_WRITE);
+	EXPECT_TRUE(mrxe_op_mask(0x1d) & MRXE_HDR_PAYLOAD);
+	EXPECT_FALSE(mrxe_op_mask(0x3c) & MRXE_M_VALID);	// UC: no FLUSH
+	EXPECT_FALSE(mrxe_op_mask(0x3d) & MRXE_M_VALID);
+	// MetaRoCE: MRH after BTH, the rest in order
+	EXPECT_EQ(mrxe_meta_hdr_off(0x1c, MRXE_HDR_FETH), 12u + MRXE_MRH_LEN);
+	EXPECT_EQ(mrxe_meta_hdr_off(0x1c, MRXE_HDR_RETH), 16u + MRXE_MRH_LEN);
+
+	uint8_t b[4];
+	uint8_t plt, sel;
+	mrxe_feth_build(b, MRXE_FETH_PLT_GLOBAL | MRXE_FETH_PLT_PERSIST,
+			MRXE_FETH_SEL_MR);
+	EXPECT_EQ(b[0], 0);
+	EXPECT_EQ(b[3], 0x13);
+	mrxe_feth_parse(b, &plt, &sel);
+	EXPECT_EQ(plt, 3);
+	EXPECT_EQ(sel, 1);
+}
+
 TEST(Wire, Psn)
 {
 	EXPECT_EQ(mrxe_psn_add(0xffffff, 1), 0u);

@@ -101,6 +101,22 @@ struct mrxe_send_wqe {
 			__u32		rkey;
 			__u32		reserved;
 		} atomic;
+		/*
+		 * IBV_WR_FLUSH (IBA 1.5 MPE): remote_addr and rkey where
+		 * rdma has them; type is the placement type (IBV_FLUSH_GLOBAL
+		 * and/or IBV_FLUSH_PERSISTENT), level the selectivity level
+		 * (IBV_FLUSH_RANGE or IBV_FLUSH_MR), length the range.
+		 * IBV_WR_ATOMIC_WRITE uses rdma and carries its 8 bytes as
+		 * inline data (send_flags IBV_SEND_INLINE, inline_len 8).
+		 */
+		struct {
+			__aligned_u64	remote_addr;
+			__u32		rkey;
+			__u8		type;
+			__u8		level;
+			__u16		reserved;
+			__aligned_u64	length;
+		} flush;
 		struct {
 			__u32		remote_qpn;
 			__u32		remote_qkey;
@@ -219,11 +235,29 @@ struct mrxe_create_qp_resp {
 	__u32			max_inline;
 };
 
-/* create_srq / modify_srq */
+/* create_srq */
 struct mrxe_create_srq_resp {
 	struct mrxe_mmap_info	mi;
 	__u32			srq_num;
 	__u32			num_slots;
+};
+
+/*
+ * modify_srq with IBV_SRQ_MAX_WR (resize).  uverbs' MODIFY_SRQ has no
+ * response buffer, so the command names where the kernel writes struct
+ * mrxe_resize_srq_resp (resp_addr, user memory).  The kernel moves the
+ * posted WQEs to a new ring (slots 0..n-1, producer_index n); the provider
+ * maps mi, holding its posting lock across the call, and unmaps the old.
+ * A plain limit change may send the command with resp_addr 0, or none.
+ */
+struct mrxe_modify_srq_cmd {
+	__aligned_u64	resp_addr;
+};
+
+struct mrxe_resize_srq_resp {
+	struct mrxe_mmap_info	mi;
+	__u32			num_slots;
+	__u32			reserved;
 };
 
 /* create_ah: the UD send WQE names the AH by ah_num. */
