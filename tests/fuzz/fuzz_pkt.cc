@@ -26,6 +26,7 @@ struct hdr_desc {
 };
 
 const hdr_desc kHdrs[] = {
+	{ MRXE_HDR_FETH, MRXE_FETH_LEN },
 	{ MRXE_HDR_DETH, MRXE_DETH_LEN },   { MRXE_HDR_RETH, MRXE_RETH_LEN },
 	{ MRXE_HDR_ATMETH, MRXE_ATMETH_LEN }, { MRXE_HDR_AETH, MRXE_AETH_LEN },
 	{ MRXE_HDR_ATMACK, MRXE_ATMACK_LEN }, { MRXE_HDR_IMMDT, MRXE_IMMDT_LEN },
@@ -40,7 +41,12 @@ u64 touch_hdr(u32 bit, const u8 *p)
 	struct mrxe_atmeth a;
 	struct mrxe_aeth k;
 
+	u8 plt, sel;
+
 	switch (bit) {
+	case MRXE_HDR_FETH:
+		mrxe_feth_parse(p, &plt, &sel);
+		return plt ^ ((u64)sel << 8);
 	case MRXE_HDR_DETH:
 		mrxe_deth_parse(p, &d);
 		return d.qkey ^ d.sqpn;
