@@ -422,26 +422,39 @@ int mrxe_mr_copy(struct mrxe_mr *mr, u64 iova, void *buf, u32 len,
 	return 0;
 }
 
+/*
+ * The 8 bytes at @iova of a valid @mr, mapped (kunmap_local() when
+ * *@mapped), for an atomic; NULL when not 8-byte aligned (IBA 9.4.5:
+ * atomic operands are) or not inside the MR.
+ */
+static u64 *mrxe_mr_map8(struct mrxe_mr *mr, u64 iova, bool *mapped)
+{
+	u32 avail;
+	u64 *va;
+
+	if (iova & 7)
+		return NULL;
+	if (READ_ONCE(mr->state) != MRXE_MR_VALID ||
+	    !mrxe_mr_in_range(mr, iova, 8))
+		return NULL;
+	va = mrxe_mr_map(mr, iova, &avail, mapped);
+	if (va && avail < 8) {
+		if (*mapped)
+			kunmap_local(va);
+		return NULL;
+	}
+	return va;
+}
+
 int mrxe_mr_atomic(struct mrxe_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		   u64 swap_add, u64 *orig)
 {
 	bool mapped;
-	u32 avail;
 	u64 *va;
 
-	/* IBA 9.4.5: atomic operands are 8-byte aligned. */
-	if (iova & 7)
+	va = mrxe_mr_map8(mr, iova, &mapped);
+	if (!va)
 		return -EINVAL;
-	if (READ_ONCE(mr->state) != MRXE_MR_VALID ||
-	    !mrxe_mr_in_range(mr, iova, 8))
-		return -EINVAL;
-	va = mrxe_mr_map(mr, iova, &avail, &mapped);
-	if (!va || avail < 8) {
-		if (va && mapped)
-			kunmap_local(va);
-		return -EINVAL;
-	}
-
 	spin_lock_bh(&mrxe_atomic_lock);
 	*orig = *va;
 	if (cmp_swap) {
@@ -464,20 +477,11 @@ int mrxe_mr_atomic(struct mrxe_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 int mrxe_mr_atomic_write(struct mrxe_mr *mr, u64 iova, const u8 *data)
 {
 	bool mapped;
-	u32 avail;
 	u64 *va, v;
 
-	if (iova & 7)
+	va = mrxe_mr_map8(mr, iova, &mapped);
+	if (!va)
 		return -EINVAL;
-	if (READ_ONCE(mr->state) != MRXE_MR_VALID ||
-	    !mrxe_mr_in_range(mr, iova, 8))
-		return -EINVAL;
-	va = mrxe_mr_map(mr, iova, &avail, &mapped);
-	if (!va || avail < 8) {
-		if (va && mapped)
-			kunmap_local(va);
-		return -EINVAL;
-	}
 	memcpy(&v, data, sizeof(v));
 	spin_lock_bh(&mrxe_atomic_lock);
 	WRITE_ONCE(*va, v);

@@ -79,16 +79,9 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 	struct mrxe_create_qp_cmd cmd = {};
 	int err;
 
-	if (udata && udata->inlen) {
-		if (udata->inlen > sizeof(cmd) &&
-		    !ib_is_udata_cleared(udata, sizeof(cmd),
-					 udata->inlen - sizeof(cmd)))
-			return -EINVAL;
-		err = ib_copy_from_udata(&cmd, udata,
-					 min(udata->inlen, sizeof(cmd)));
-		if (err)
-			return err;
-	}
+	err = mrxe_udata_cmd(udata, &cmd, sizeof(cmd));
+	if (err)
+		return err;
 	if (cmd.reserved || (cmd.flags & ~MRXE_QP_FLAG_SPRAY) ||
 	    cmd.transport_mode > MRXE_TRANSPORT_AUTO ||
 	    cmd.num_paths > MRXE_MAX_PATHS)

@@ -195,16 +195,9 @@ int mrxe_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR))
 		return -EINVAL;
-	if (udata && udata->inlen) {
-		if (udata->inlen > sizeof(cmd) &&
-		    !ib_is_udata_cleared(udata, sizeof(cmd),
-					 udata->inlen - sizeof(cmd)))
-			return -EINVAL;
-		err = ib_copy_from_udata(&cmd, udata,
-					 min(udata->inlen, sizeof(cmd)));
-		if (err)
-			return err;
-	}
+	err = mrxe_udata_cmd(udata, &cmd, sizeof(cmd));
+	if (err)
+		return err;
 	if (mask & IB_SRQ_MAX_WR) {
 		spin_lock_irq(&srq->rq_lock);
 		limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;

@@ -39,6 +39,22 @@ int mrxe_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 /* ---- mrxe_verbs.c ---- */
 /* The ucontext behind a uverbs call, NULL for kernel callers. */
+/*
+ * Copy the provider's command of @len bytes from @udata into @cmd (zeroed
+ * by the caller).  A shorter command leaves the rest zero (an older
+ * provider); a longer one must have its unknown tail cleared (a newer
+ * provider asking for something this module does not know): -EINVAL.
+ */
+static inline int mrxe_udata_cmd(struct ib_udata *udata, void *cmd, size_t len)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > len &&
+	    !ib_is_udata_cleared(udata, len, udata->inlen - len))
+		return -EINVAL;
+	return ib_copy_from_udata(cmd, udata, min(udata->inlen, len));
+}
+
 static inline struct ib_ucontext *mrxe_udata_ucontext(struct ib_udata *udata)
 {
 	struct mrxe_ucontext *uc;
