@@ -89,14 +89,7 @@ ecmp_setup() {
 	for i in $(seq 1 "$n"); do
 		ecmp_link_qdisc "$i" || return 1
 	done
-	DEV_A=${MRXE_DEV_PREFIX:-mrxe}0
-	DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
-	link_add "$NS_A" "$DEV_A" "$VETH_A" || return 1
-	link_add "$NS_B" "$DEV_B" "$VETH_B" || return 1
-	xfer_wait_gid "$DEV_A" "$IP_A" || return 1
-	GID_A=$REPLY
-	xfer_wait_gid "$DEV_B" "$IP_B" || return 1
-	GID_B=$REPLY
+	xfer_links_up || return 1
 	wait_for 10 port_state_is "$DEV_A" ACTIVE || return 1
 	wait_for 10 port_state_is "$DEV_B" ACTIVE || return 1
 	SRV_IP=$IP_A

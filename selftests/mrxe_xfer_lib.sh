@@ -116,6 +116,20 @@ xfer_gid_index() {
 	return 1
 }
 
+# xfer_links_up: mrxe links DEV_A on VETH_A in NS_A and DEV_B on VETH_B in
+# NS_B (IP_A / IP_B already on the netdevs), their RoCEv2 GIDs in GID_A /
+# GID_B.  Shared by xfer_setup and the fabrics (mrxe_ecmp_lib.sh).
+xfer_links_up() {
+	DEV_A=${MRXE_DEV_PREFIX:-mrxe}0
+	DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
+	link_add "$NS_A" "$DEV_A" "$VETH_A" || return 1
+	link_add "$NS_B" "$DEV_B" "$VETH_B" || return 1
+	xfer_wait_gid "$DEV_A" "$IP_A" || return 1
+	GID_A=$REPLY
+	xfer_wait_gid "$DEV_B" "$IP_B" || return 1
+	GID_B=$REPLY
+}
+
 # xfer_wait_gid DEV IPV4: wait for the GID to appear, set REPLY to its index.
 xfer_wait_gid() {
 	local i
@@ -153,14 +167,7 @@ xfer_setup() {
 		mrxe_netns_setup || return 1
 		ip -n "$NS_A" link set "$VETH_A" mtu "$mtu"
 		ip -n "$NS_B" link set "$VETH_B" mtu "$mtu"
-		DEV_A=${MRXE_DEV_PREFIX:-mrxe}0
-		DEV_B=${MRXE_DEV_PREFIX:-mrxe}1
-		link_add "$NS_A" "$DEV_A" "$VETH_A" || return 1
-		link_add "$NS_B" "$DEV_B" "$VETH_B" || return 1
-		xfer_wait_gid "$DEV_A" "$IP_A" || return 1
-		GID_A=$REPLY
-		xfer_wait_gid "$DEV_B" "$IP_B" || return 1
-		GID_B=$REPLY
+		xfer_links_up || return 1
 	fi
 	wait_for 10 port_state_is "$DEV_A" ACTIVE ||
 		{ echo "$DEV_A port not ACTIVE: $(port_state "$DEV_A")"; return 1; }
