@@ -19,6 +19,7 @@
 #   bench/run.sh [--quick] [--parts "netns perftest multipath cc"]
 #                [--repeat N] [--duration SECS] [--transports "rxe mrxe mrxe-meta"]
 #                [--loss "0 0.1 0.5 1 2 5"] [--scenarios "loss ack reorder lat size qps"]
+#                [--no-readme]   (experiments: leave README's results alone)
 # --repeat N boots the perftest guests N times (default 3).
 # --quick (make bench QUICK=1, about 10 min): netns and perftest only;
 # ib_write_bw at 0 and 1% loss and ib_write_lat, 3 s, 2 repeats.
@@ -35,6 +36,7 @@ export MRXE_BENCH_LAT_TESTS="ib_write_lat ib_read_lat"
 PARTS="netns perftest multipath cc"
 REPEAT=3
 quick=0
+readme=1
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--scenarios) MRXE_BENCH_SCENARIOS=$2; shift ;;
 	--parts) PARTS=$2; shift ;;
 	--repeat) REPEAT=$2; shift ;;
+	--no-readme) readme=0 ;;
 	--quick)
 		MRXE_BENCH_LOSS="0 1"; MRXE_BENCH_DURATION=3; REPEAT=2
 		MRXE_BENCH_TESTS="ib_write_bw"; MRXE_BENCH_LAT_TESTS=ib_write_lat
@@ -146,7 +149,8 @@ meta="$(date -u +%F) ($( [ "$quick" = 1 ] && echo "make bench QUICK=1" || echo "
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 progress "report"
-"$PY" "$REPO/bench/report.py" --stamp "$res" --meta "$meta" --readme "$REPO/README.md" ||
+"$PY" "$REPO/bench/report.py" --stamp "$res" --meta "$meta" \
+	$( [ "$readme" = 1 ] && echo --readme "$REPO/README.md") ||
 	echo "bench: report failed" >&2
 progress "done: bench/results/$stamp-summary.md"
 [ "$rc_all" = 0 ] || echo "bench: a part exited non-zero ($rc_all; see above)" >&2

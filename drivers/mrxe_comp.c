@@ -388,7 +388,7 @@ static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
 	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
 	struct mrxe_sack_ack_res res;
 	struct mrxe_sack_info si = {};
-	u32 base = mrxe_psn_add(sb->una, 1), d, k, q;
+	u32 d, k, q;
 
 	if (mrxe_psn_before(b, sb->una))
 		return;
@@ -399,22 +399,20 @@ static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
 		/* everything before @a was delivered already */
 		si.epsn = mrxe_psn_add(b, 1);
 	} else {
+		/* blocks from @a: the request is at most one READ chunk */
 		si.epsn = sb->una;
 		for (q = a; ; q = mrxe_psn_add(q, 1)) {
-			d = (u32)mrxe_psn_diff(q, base);
+			d = (u32)mrxe_psn_diff(q, a);
 			k = d / MRXE_SACK_BLOCK_BITS;
 			if (k >= MRXE_SACK_MAX_BLOCKS)
 				break;
-			if (!si.nblocks ||
-			    si.blk[si.nblocks - 1].base !=
-			    mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS)) {
-				si.blk[si.nblocks].base =
-					mrxe_psn_add(base, k * MRXE_SACK_BLOCK_BITS);
-				si.blk[si.nblocks].bitmap = 0;
-				si.nblocks++;
+			if (k >= si.nblocks) {
+				si.blk[k].base =
+					mrxe_psn_add(a, k * MRXE_SACK_BLOCK_BITS);
+				si.blk[k].bitmap = 0;
+				si.nblocks = k + 1;
 			}
-			si.blk[si.nblocks - 1].bitmap |=
-				1ULL << (d % MRXE_SACK_BLOCK_BITS);
+			si.blk[k].bitmap |= 1ULL << (d % MRXE_SACK_BLOCK_BITS);
 			if (q == b)
 				break;
 		}

@@ -30,7 +30,9 @@ struct sk_buff;
  * ring is kept so a selective-repeat (MetaRoCE) recovery can resend single
  * packets: which WQE, which byte range, when and on which UDP source port.
  */
-#define MRXE_PKT_RING		256	/* also the max unacked PSN window */
+#define MRXE_PKT_RING		1024	/* MetaRoCE's max unacked PSN window */
+/* standard mode's unacked PSN window (go-back-N resends all of it) */
+#define MRXE_STD_WINDOW		256
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
 #define MRXE_RXQ_MAX		16384	/* queued rx packets per QP and side */
 #define MRXE_RXQ_RC_REQ_MAX	(2 * MRXE_PKT_RING)	/* RC requests */

@@ -798,7 +798,7 @@ static bool mrxe_meta_room(struct mrxe_qp *qp, u32 npsn)
 	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
 	u32 end = mrxe_psn_add(qp->req.psn, npsn);
 
-	return mrxe_sack_outstanding(sb) + npsn <= MRXE_SACK_WINDOW &&
+	return mrxe_sack_outstanding(sb) + npsn <= sb->wnd &&
 	       mrxe_psn_diff(end, qp->comp.psn) <= MRXE_PKT_RING;
 }
 
@@ -1016,7 +1016,7 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 				break;
 		} else {
 			if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
-				  MRXE_PKT_RING - 1)
+				  MRXE_STD_WINDOW - 1)
 				break;
 			err = mrxe_req_send_pkt(qp, w, req->cur);
 		}

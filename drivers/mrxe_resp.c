@@ -208,15 +208,30 @@ static bool resp_meta_ack_ok(struct mrxe_qp *qp)
 	return true;
 }
 
+/*
+ * ACKs of one work-item run (coalesced).  MetaRoCE: one ACK holds 4 of the
+ * window's 16 SACK blocks; when a run received packets in more blocks than
+ * that, up to 3 more ACKs follow at once, so the requester's RACK learns
+ * of every delivery now instead of from a later rotation (which made it
+ * call delivered packets lost: wire-format.rst, "ACKs and the SACK
+ * extension").
+ */
+#define MRXE_META_ACK_BURST	(MRXE_SACK_WIN_BLOCKS / MRXE_SACK_MAX_BLOCKS)
+
 static void resp_flush_ack(struct mrxe_qp *qp)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
+	int i;
 
 	if (qp->pipe.meta_rx) {
 		if (m->ack_pending && resp_meta_ack_ok(qp)) {
 			m->ack_pending = false;
-			resp_send_ack(qp, MRXE_AETH_ACK |
-				      MRXE_AETH_CREDIT_INVALID, 0);
+			for (i = 0; i < MRXE_META_ACK_BURST; i++) {
+				if (i && !mrxe_reorder_unreported(&m->rcv.rw))
+					break;
+				resp_send_ack(qp, MRXE_AETH_ACK |
+					      MRXE_AETH_CREDIT_INVALID, 0);
+			}
 		}
 		return;
 	}

@@ -399,7 +399,7 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	qp->pipe.av = kzalloc(sizeof(*qp->pipe.av), GFP_KERNEL);
 	if (!qp->pipe.av)
 		goto err;
-	req->meta = kcalloc(MRXE_PKT_RING, sizeof(*req->meta), GFP_KERNEL);
+	req->meta = kvcalloc(MRXE_PKT_RING, sizeof(*req->meta), GFP_KERNEL);
 	if (!req->meta)
 		goto err;
 	if (qp->sq) {
@@ -432,7 +432,7 @@ err:
 	mrxe_meta_free(qp);
 	kvfree(req->wqes);
 	req->wqes = NULL;
-	kfree(req->meta);
+	kvfree(req->meta);
 	req->meta = NULL;
 	kfree(qp->pipe.av);
 	qp->pipe.av = NULL;
@@ -477,7 +477,7 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	mrxe_meta_free(qp);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;
-	kfree(qp->req.meta);
+	kvfree(qp->req.meta);
 	qp->req.meta = NULL;
 	kfree(qp->pipe.av);
 	qp->pipe.av = NULL;

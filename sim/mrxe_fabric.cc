@@ -83,7 +83,7 @@ struct Cfg {
 	double fail_frac = 0.3;		// fail at this fraction of the ideal time
 	uint64_t reconverge_us = 1000;	// failrc: ECMP groups repaired after this
 	uint64_t limit_ms = 100;	// simulated time limit
-	int window = MRXE_SACK_WINDOW;	// packets in flight per QP (both)
+	int window = 256;	// packets in flight per QP (both), <= MRXE_SACK_WINDOW
 	uint64_t rto_floor_us = 200;	// both transports
 	uint32_t cnp_us = 50;		// NP: at most one CNP per QP per 50 us
 	// DCQCN RP (standard): T, B, R_AI, R_HAI.  B = 32 KB, not the paper's
@@ -964,9 +964,11 @@ void InitQp(Qp *q)
 		sc.rto_init_ns = 4 * c.rto_floor_us * kUs;
 		sc.min_rtt_win_ns = 10000 * kMs;
 		sc.reo_persist = MRXE_SACK_REO_PERSIST_META;
+		sc.wnd = (u32)g_cfg.window;
 		mrxe_sack_init(&q->sb, 0, &sc);
 		mrxe_reorder_init(&q->rw, 0);
 		pc.num_paths = (uint8_t)c.paths;
+		pc.cwnd_max = (u32)g_cfg.window;
 		pc.base_port = q->sport;
 		pc.dead_ns = 200 * kUs;
 		pc.probe_ns = 500 * kUs;

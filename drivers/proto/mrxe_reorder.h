@@ -35,6 +35,8 @@ struct mrxe_reorder_cnt {
 
 struct mrxe_reorder {
 	u64	bits[MRXE_SACK_WINDOW / 64];	/* slot psn % WINDOW */
+	/* subset of bits not reported in an ACK yet: reported first */
+	u64	fresh[MRXE_SACK_WINDOW / 64];
 	u32	epsn;
 	u32	last_psn;	/* newest arrival, for the next ACK */
 	bool	last_dup;
@@ -58,9 +60,22 @@ u32 mrxe_reorder_held(const struct mrxe_reorder *rw);
 /*
  * Fill @si for the next ACK with at most @max_blocks (1..MRXE_SACK_MAX_BLOCKS)
  * non-empty blocks; block k covers ePSN + 1 + 64k .. ePSN + 64 + 64k.
- * Returns si->nblocks.
+ * When more blocks are non-empty than fit: the newest arrival's block,
+ * then the blocks with arrivals no ACK reported yet (lowest first), then
+ * the others in rotation.  When more than @max_blocks blocks have
+ * unreported arrivals, only those, lowest first, and the caller sends
+ * another ACK while mrxe_reorder_unreported(): a burst whose last ACK
+ * carries the newest arrival.  So a sender's RACK never learns of a
+ * delivery before the older ones, nor waits for a rotation.  Returns
+ * si->nblocks.
  */
 u8 mrxe_reorder_sack(struct mrxe_reorder *rw, struct mrxe_sack_info *si,
 		     u8 max_blocks);
+
+/*
+ * Are there arrivals no ACK reported yet?  After an ACK, when more blocks
+ * got arrivals than one ACK holds: send another ACK right away.
+ */
+bool mrxe_reorder_unreported(const struct mrxe_reorder *rw);
 
 #endif /* MRXE_REORDER_H */

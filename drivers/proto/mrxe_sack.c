@@ -19,6 +19,8 @@ void mrxe_sack_init(struct mrxe_sack *sb, u32 isn, const struct mrxe_sack_cfg *c
 	sb->reo_persist_max = cfg->reo_persist ? cfg->reo_persist : REO_PERSIST;
 	sb->tlp_delack_ns = cfg->tlp_delack_ns;
 	sb->no_tlp = cfg->no_tlp;
+	sb->wnd = cfg->wnd && cfg->wnd < MRXE_SACK_WINDOW ? cfg->wnd :
+		  MRXE_SACK_WINDOW;
 }
 
 static bool sk_outstanding(const struct mrxe_sack *sb, u32 psn)

@@ -7,7 +7,7 @@
  *   INFLIGHT  sent (or retransmitted) and neither delivered nor lost,
  *   SACKED    reported received by the peer,
  *   LOST      declared lost and waiting for the caller to retransmit it;
- * n_inflight + n_sacked + n_lost == nxt - una <= MRXE_SACK_WINDOW, and una
+ * n_inflight + n_sacked + n_lost == nxt - una <= wnd <= MRXE_SACK_WINDOW, and una
  * is never SACKED (una advances over delivered PSNs).
  *
  * Loss is decided by time, never by a single gap (RFC 8985 6.2): a packet
@@ -81,6 +81,11 @@ struct mrxe_sack_cfg {
 	 * per ~100 packets): MetaRoCE wants a larger value.
 	 */
 	u16	reo_persist;
+	/*
+	 * Packets in flight at most (IRN's BDP cap), 1..MRXE_SACK_WINDOW;
+	 * 0: MRXE_SACK_WINDOW.
+	 */
+	u32	wnd;
 };
 
 /* reo_persist for MetaRoCE QPs (see mrxe_meta.h and the simulation test) */
@@ -122,6 +127,7 @@ struct mrxe_sack_path {
 
 struct mrxe_sack {
 	u32	una, nxt;
+	u32	wnd;		/* cfg.wnd: most PSNs outstanding */
 	u32	n_inflight, n_sacked, n_lost;
 	u32	n_retx_inflight;	/* INFLIGHT with retx > 0 */
 	struct mrxe_rtt rtt;
@@ -227,7 +233,7 @@ static inline u32 mrxe_sack_outstanding(const struct mrxe_sack *sb)
 
 static inline bool mrxe_sack_full(const struct mrxe_sack *sb)
 {
-	return mrxe_sack_outstanding(sb) >= MRXE_SACK_WINDOW;
+	return mrxe_sack_outstanding(sb) >= sb->wnd;
 }
 
 static inline struct mrxe_sack_ent *mrxe_sack_ent(struct mrxe_sack *sb, u32 psn)

@@ -572,11 +572,15 @@ u32 mrxe_meta_hdr_off(u8 opcode, u32 hdr);
  * SACK state shared by the reorder window (receiver), the scoreboard
  * (sender) and the SACKETH codec.  MRXE_SACK_WINDOW is the most PSNs a
  * sender may have outstanding and what a receiver tracks above its ePSN
- * (equal to MRXE_PKT_RING in drivers/mrxe_pipe.h).
+ * (equal to MRXE_PKT_RING in drivers/mrxe_pipe.h).  The window has
+ * MRXE_SACK_WIN_BLOCKS 64-PSN blocks; one ACK carries at most
+ * MRXE_SACK_MAX_BLOCKS of them (the SACKETH's 3-bit count, 0..4 on the
+ * wire), so the others are reported over successive ACKs.
  */
-#define MRXE_SACK_WINDOW	256
+#define MRXE_SACK_WINDOW	1024
 #define MRXE_SACK_BLOCK_BITS	64
-#define MRXE_SACK_MAX_BLOCKS	(MRXE_SACK_WINDOW / MRXE_SACK_BLOCK_BITS)
+#define MRXE_SACK_WIN_BLOCKS	(MRXE_SACK_WINDOW / MRXE_SACK_BLOCK_BITS)
+#define MRXE_SACK_MAX_BLOCKS	4
 #define MRXE_SACKETH_HDR_LEN	4
 #define MRXE_SACKETH_BLK_LEN	12
 

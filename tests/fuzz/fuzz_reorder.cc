@@ -67,9 +67,9 @@ void check_sack(struct mrxe_reorder &rw, const model &m, u8 max_blocks)
 	struct mrxe_sack_info si, back;
 	u8 wire[MRXE_SACKETH_HDR_LEN + MRXE_SACK_MAX_BLOCKS * MRXE_SACKETH_BLK_LEN];
 	u32 nonempty = 0;
-	bool seen[MRXE_SACK_MAX_BLOCKS] = {};
+	bool seen[MRXE_SACK_WIN_BLOCKS] = {};
 
-	for (u32 k = 0; k < MRXE_SACK_MAX_BLOCKS; k++)
+	for (u32 k = 0; k < MRXE_SACK_WIN_BLOCKS; k++)
 		for (u32 i = 0; i < 64; i++)
 			if (m.held.count(m.epsn + 1 + 64 * k + i)) {
 				nonempty++;

@@ -45,6 +45,10 @@ struct PathSimCfg {
 	bool hash_ports = false;
 	u64 gap = 1 * kUs;		// sender pacing (faster than any link)
 	u64 ack_delay = 20 * kUs;
+	// the QP's in-flight cap (IRN's BDP cap): the two links' buffers
+	// (2 x qlimit) plus what is on the wire, as the device's default
+	// window would be set for such a fabric
+	u32 wnd = 256;
 	std::vector<u64> marks;		// phase boundaries for the shares
 };
 
@@ -87,10 +91,12 @@ public:
 		sc.rto_init_ns = 2 * kMs;
 		sc.min_rtt_win_ns = 10000 * kMs;
 		sc.reo_persist = MRXE_SACK_REO_PERSIST_META;
+		sc.wnd = c.wnd;
 		mrxe_sack_init(&sb_, c.isn, &sc);
 		mrxe_reorder_init(&rw_, c.isn);
 		pc.num_paths = c.num_paths;
 		pc.base_port = c.base_port;
+		pc.cwnd_max = c.wnd;
 		pc.dead_ns = 1 * kMs;
 		pc.probe_ns = 2 * kMs;
 		pc.probe_max_ns = 16 * kMs;

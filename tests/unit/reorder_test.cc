@@ -155,6 +155,92 @@ TEST(Reorder, FewerBlocksRotateOverEveryHole)
 	EXPECT_EQ(reported(si).size(), 4u);
 }
 
+// The window has MRXE_SACK_WIN_BLOCKS blocks, an ACK carries at most
+// MRXE_SACK_MAX_BLOCKS: arrivals no ACK reported yet go first, so every
+// arrival is in the next ACK when no more blocks than fit got one.
+TEST(Reorder, UnreportedArrivalsGoFirst)
+{
+	std::mt19937 rng(7);
+
+	for (int round = 0; round < 200; round++) {
+		struct mrxe_reorder rw;
+		const u32 e = rng() & MRXE_PSN_MASK;
+
+		mrxe_reorder_init(&rw, e);
+		// one PSN held in every block, all reported (drained)
+		for (u32 k = 0; k < MRXE_SACK_WIN_BLOCKS; k++)
+			ASSERT_EQ(mrxe_reorder_accept(&rw, add(e, 1 + 64 * k + rng() % 32)),
+				  MRXE_RX_NEW);
+		for (int a = 0; a < MRXE_SACK_WIN_BLOCKS; a++) {
+			struct mrxe_sack_info si;
+
+			mrxe_reorder_sack(&rw, &si, MRXE_SACK_MAX_BLOCKS);
+		}
+		// new arrivals in up to MRXE_SACK_MAX_BLOCKS distinct blocks
+		std::set<u32> fresh;
+		u32 n = 1 + rng() % MRXE_SACK_MAX_BLOCKS;
+		while (fresh.size() < n) {
+			u32 off = 1 + 64 * (rng() % MRXE_SACK_WIN_BLOCKS) + 32 + rng() % 32;
+
+			bool clash = false;
+			for (u32 f : fresh)
+				clash |= (f - 1) / 64 == (off - 1) / 64;
+			if (clash)
+				continue;
+			ASSERT_EQ(mrxe_reorder_accept(&rw, add(e, off)), MRXE_RX_NEW);
+			fresh.insert(off);
+		}
+		struct mrxe_sack_info si;
+		ASSERT_EQ(mrxe_reorder_sack(&rw, &si, MRXE_SACK_MAX_BLOCKS),
+			  MRXE_SACK_MAX_BLOCKS);
+		auto r = reported(si);
+		for (u32 f : fresh)
+			EXPECT_TRUE(r.count(f)) << "round " << round << " offset " << f;
+	}
+}
+
+// A work-item run received packets in more blocks than one ACK holds:
+// the receiver sends a burst.  At no ACK of it may the sender see a
+// delivered PSN below the highest it was told of and not be told of that
+// one too (RACK would call it lost), and the burst ends with everything
+// reported and the newest arrival in the last ACK.
+TEST(Reorder, BurstReportsOldestFirst)
+{
+	std::mt19937 rng(11);
+
+	for (int round = 0; round < 300; round++) {
+		struct mrxe_reorder rw;
+		const u32 e = rng() & MRXE_PSN_MASK;
+		std::set<u32> got;	// offsets from e, received above ePSN
+
+		mrxe_reorder_init(&rw, e);
+		u32 n = 50 + rng() % 600, newest = 0;
+		for (u32 i = 0; i < n; i++) {
+			u32 off = 1 + rng() % (kWin - 1);
+
+			if (mrxe_reorder_accept(&rw, add(e, off)) == MRXE_RX_NEW)
+				got.insert(off);
+			newest = off;
+		}
+		std::set<u32> told;
+		struct mrxe_sack_info si;
+		int acks = 0;
+		do {
+			ASSERT_LT(acks++, MRXE_SACK_WIN_BLOCKS) << "round " << round;
+			mrxe_reorder_sack(&rw, &si, MRXE_SACK_MAX_BLOCKS);
+			for (u32 r : reported(si))
+				told.insert(r);
+			u32 hi = *told.rbegin();
+			for (u32 g : got)
+				if (g < hi)
+					ASSERT_TRUE(told.count(g)) << "round " << round << " ack " << acks
+								   << ": " << g << " below " << hi << " not told";
+		} while (mrxe_reorder_unreported(&rw));
+		EXPECT_EQ(told, got) << "round " << round;
+		EXPECT_TRUE(reported(si).count(newest) || !got.count(newest)) << "round " << round;
+	}
+}
+
 // Random arrivals (loss, reordering, duplicates, stale and far-ahead PSNs)
 // against a std::set model, starting just below the 2^24 wrap.
 TEST(Reorder, RandomizedAgainstModel)
@@ -196,12 +282,22 @@ TEST(Reorder, RandomizedAgainstModel)
 				got.erase(epsn++);
 			ASSERT_EQ(mrxe_reorder_epsn(&rw), add(start, (u32)epsn));
 			ASSERT_EQ(mrxe_reorder_held(&rw), got.size());
-			struct mrxe_sack_info si;
-			mrxe_reorder_sack(&rw, &si, MRXE_SACK_MAX_BLOCKS);
-			std::set<u32> want_r;
+			std::set<u32> want_r, union_r;
 			for (u64 g : got)
 				want_r.insert((u32)(g - epsn));
-			ASSERT_EQ(reported(si), want_r) << "step " << step;
+			// One ACK holds MRXE_SACK_MAX_BLOCKS of the window's
+			// MRXE_SACK_WIN_BLOCKS blocks: each ACK reports only
+			// what is held, and successive ACKs report all of it.
+			for (int a = 0; a < MRXE_SACK_WIN_BLOCKS; a++) {
+				struct mrxe_sack_info si;
+
+				mrxe_reorder_sack(&rw, &si, MRXE_SACK_MAX_BLOCKS);
+				for (u32 r : reported(si)) {
+					ASSERT_TRUE(want_r.count(r)) << "step " << step << " reported " << r;
+					union_r.insert(r);
+				}
+			}
+			ASSERT_EQ(union_r, want_r) << "step " << step;
 		}
 	}
 }

@@ -100,20 +100,23 @@ TEST_F(Sack, CumulativeAckDeliversAndSamplesRtt)
 
 TEST_F(Sack, WindowFullAndWrongPsn)
 {
-	init(0xffff00);
+	const u32 start = MRXE_PSN_MASK + 1 - MRXE_SACK_WINDOW + 0x100;
+
+	init(start);
 	for (u32 i = 0; i < MRXE_SACK_WINDOW; i++)
-		ASSERT_EQ(mrxe_sack_on_send(&sb, mrxe_psn_add(0xffff00, i), 0, 0, 1), 0);
+		ASSERT_EQ(mrxe_sack_on_send(&sb, mrxe_psn_add(start, i), 0, 0, 1), 0);
 	EXPECT_TRUE(mrxe_sack_full(&sb));
-	EXPECT_EQ(sb.nxt, 0u);	// wrapped
-	EXPECT_EQ(mrxe_sack_on_send(&sb, 0, 0, 0, 1), MRXE_SACK_EFULL);
-	EXPECT_EQ(mrxe_sack_on_send(&sb, 5, 0, 0, 1), MRXE_SACK_EPSN);
-	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, 5, 0, 0), MRXE_SACK_EPSN);
-	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, 0xfffe00, 0, 0), MRXE_SACK_EPSN);
+	EXPECT_EQ(sb.nxt, 0x100u);	// wrapped
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 0x100, 0, 0, 1), MRXE_SACK_EFULL);
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 0x105, 0, 0, 1), MRXE_SACK_EPSN);
+	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, 0x105, 0, 0), MRXE_SACK_EPSN);
+	EXPECT_EQ(mrxe_sack_on_retransmit(&sb, mrxe_psn_add(start, -0x100), 0, 0),
+		  MRXE_SACK_EPSN);
 	// An ACK across the wrap frees it.
-	auto si = ack(0xffff10);
+	auto si = ack(mrxe_psn_add(start, 0x10));
 	ASSERT_EQ(mrxe_sack_on_ack(&sb, &si, 0, 10 * kUs, nullptr), 0);
 	EXPECT_EQ(mrxe_sack_outstanding(&sb), MRXE_SACK_WINDOW - 0x10u);
-	EXPECT_EQ(mrxe_sack_on_send(&sb, 0, 11 * kUs, 0, 1), 0);
+	EXPECT_EQ(mrxe_sack_on_send(&sb, 0x100, 11 * kUs, 0, 1), 0);
 }
 
 TEST_F(Sack, BadStaleAndEmptyAcks)
