@@ -107,6 +107,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->cfg.min_rtt_win_ns = MRXE_META_MIN_RTT_WIN;
 	m->cfg.tlp_delack_ns = MRXE_META_DELACK_NS;
 	m->cfg.reo_persist = MRXE_SACK_REO_PERSIST_META;
+	m->cfg.reo_mult_max = MRXE_SACK_REO_MULT_META;
 	mrxe_sack_init(&m->snd.sb, psn, &m->cfg);
 	mrxe_path_glue_init(qp);	/* multipath: mrxe_path_glue.c */
 	/* an RNR rewind re-initialises the scoreboard: keep what was learnt */

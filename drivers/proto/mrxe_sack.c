@@ -30,11 +30,21 @@ static bool sk_outstanding(const struct mrxe_sack *sb, u32 psn)
 	return d >= 0 && (u32)d < mrxe_sack_outstanding(sb);
 }
 
+/*
+ * RFC 8985 6.2 step 4: reo_wnd = reo_wnd_mult * min_RTT / 4, at most SRTT.
+ * Deviation: at least SRTT / 4.  A sender whose own window keeps a
+ * standing queue (MetaRoCE's 1024 PSNs in a TCG guest: SRTT many times
+ * min_RTT) sees delivery and ACK-processing jitter that scales with the
+ * queue, not with min_RTT; min_RTT / 4 then called delivered packets lost
+ * (27% of the retransmissions at 5% loss were spurious, lab bench).
+ */
 u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
 {
 	u64 w = ((u64)sb->reo_mult * mrxe_rtt_min(&sb->rtt)) >> 2;
 	u64 srtt = mrxe_rtt_srtt(&sb->rtt);
 
+	if (w < srtt >> 2)
+		w = srtt >> 2;
 	return srtt && w > srtt ? srtt : w;
 }
 
