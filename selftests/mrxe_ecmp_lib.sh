@@ -198,15 +198,22 @@ ecmp_paths_poll() {
 	local f=$1
 	(
 		while :; do
-			# RC QPs only (the device also lists its GSI QP)
-			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" 2>/dev/null |
+			# RC QPs only (the device also lists its GSI QP); one
+			# python start per snapshot, none before the QP has
+			# paths: under TCG and host load a start takes seconds,
+			# and a short transfer could end without any snapshot
+			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.raw" 2>/dev/null
+			if grep -q '"path_list"' "$f.raw"; then
 				python3 -c 'import json,sys
-d = [q for q in json.load(sys.stdin) if q.get("type") == "RC" and q.get("path_list")]
-if d: print(json.dumps(d))' > "$f.tmp" 2>/dev/null &&
-				[ -s "$f.tmp" ] && mv "$f.tmp" "$f"
-			# keep every snapshot that shows a DEAD path
-			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(p["state"]=="dead" for q in d for p in q.get("path_list", [])) else 1)' "$f" 2>/dev/null &&
-				cp "$f" "$f.sawdead"
+d = [q for q in json.load(open(sys.argv[1])) if q.get("type") == "RC" and q.get("path_list")]
+if d:
+    open(sys.argv[2], "w").write(json.dumps(d) + "\n")
+    # keep every snapshot that shows a DEAD path
+    if any(p["state"] == "dead" for q in d for p in q["path_list"]):
+        open(sys.argv[2] + ".sawdead", "w").write(json.dumps(d) + "\n")' "$f.raw" "$f.tmp" 2>/dev/null &&
+					[ -s "$f.tmp" ] && mv "$f.tmp" "$f" &&
+					{ [ ! -s "$f.tmp.sawdead" ] || mv "$f.tmp.sawdead" "$f.sawdead"; }
+			fi
 			sleep 0.2
 		done
 	) &
