@@ -190,29 +190,23 @@ ecmp_dropped() {
 		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
 }
 
-# ecmp_paths_poll FILE: in the background, keep FILE the newest non-empty
-# `mrxectl -j qp show DEV_B` restricted to RC QPs (the client's QP and its
-# per-path state) while a transfer runs, and FILE.sawdead the newest one
-# showing a DEAD path; stop with ecmp_paths_stop.
+# ecmp_paths_poll FILE: in the background, keep FILE.raw the newest
+# `mrxectl -j qp show DEV_B` that lists a QP with paths while a transfer
+# runs, and FILE.sawdead.raw the newest one showing a DEAD path;
+# ecmp_paths_stop ends it and writes FILE and FILE.sawdead: those
+# restricted to the RC QPs with paths (ecmp_paths_filter).  No python in
+# the loop: under TCG and host load one start takes seconds, and the last
+# snapshot of a short transfer was then taken long before its end.
 ecmp_paths_poll() {
 	local f=$1
+	ECMP_POLL_FILE=$f
+	rm -f "$f" "$f.raw" "$f.sawdead" "$f.sawdead.raw"
 	(
 		while :; do
-			# RC QPs only (the device also lists its GSI QP); one
-			# python start per snapshot, none before the QP has
-			# paths: under TCG and host load a start takes seconds,
-			# and a short transfer could end without any snapshot
-			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.raw" 2>/dev/null
-			if grep -q '"path_list"' "$f.raw"; then
-				python3 -c 'import json,sys
-d = [q for q in json.load(open(sys.argv[1])) if q.get("type") == "RC" and q.get("path_list")]
-if d:
-    open(sys.argv[2], "w").write(json.dumps(d) + "\n")
-    # keep every snapshot that shows a DEAD path
-    if any(p["state"] == "dead" for q in d for p in q["path_list"]):
-        open(sys.argv[2] + ".sawdead", "w").write(json.dumps(d) + "\n")' "$f.raw" "$f.tmp" 2>/dev/null &&
-					[ -s "$f.tmp" ] && mv "$f.tmp" "$f" &&
-					{ [ ! -s "$f.tmp.sawdead" ] || mv "$f.tmp.sawdead" "$f.sawdead"; }
+			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.new" 2>/dev/null
+			if grep -q '"path_list"' "$f.new"; then
+				grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
+				mv "$f.new" "$f.raw"
 			fi
 			sleep 0.2
 		done
@@ -220,8 +214,24 @@ if d:
 	ECMP_POLL_PID=$!
 }
 
+# ecmp_paths_filter RAW: the RC QPs with paths of a snapshot (JSON list;
+# the device also lists its GSI QP)
+ecmp_paths_filter() {
+	python3 -c 'import json,sys
+d = [q for q in json.load(open(sys.argv[1])) if q.get("type") == "RC" and q.get("path_list")]
+if d: print(json.dumps(d))' "$1"
+}
+
 ecmp_paths_stop() {
+	local f=${ECMP_POLL_FILE:-}
 	[ -n "${ECMP_POLL_PID:-}" ] && kill "$ECMP_POLL_PID" 2>/dev/null
 	wait "$ECMP_POLL_PID" 2>/dev/null || true
 	ECMP_POLL_PID=
+	[ -n "$f" ] || return 0
+	ECMP_POLL_FILE=
+	[ -s "$f.raw" ] && ecmp_paths_filter "$f.raw" > "$f"
+	[ -s "$f.sawdead.raw" ] && ecmp_paths_filter "$f.sawdead.raw" > "$f.sawdead"
+	[ -s "$f" ] || rm -f "$f"
+	[ -s "$f.sawdead" ] || rm -f "$f.sawdead"
+	return 0
 }
