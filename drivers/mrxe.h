@@ -112,6 +112,7 @@ enum mrxe_counter {
 struct mrxe_dev_cfg {
 	u32	transport_mode;		/* enum mrxe_transport_mode */
 	u32	num_paths;		/* 1..MRXE_MAX_PATHS */
+	u32	window;			/* MetaRoCE packets in flight */
 	bool	ecn;			/* mark ECT(0) */
 	u32	cnp_interval_us;
 	u32	cc;			/* enum mrxe_nl_cc: reaction point */
@@ -372,6 +373,7 @@ struct mrxe_qp {
 	/* MetaRoCE: resolved at create (DEFAULT -> device cfg). */
 	u32			transport_mode;
 	u32			num_paths;
+	u32			window;		/* MetaRoCE in-flight cap */
 
 	struct mrxe_pipe_state	pipe;
 	struct mrxe_req_state	req;

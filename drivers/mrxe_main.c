@@ -181,6 +181,7 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	dev->next_qpn = MRXE_MIN_QPN;
 	dev->cfg.transport_mode = MRXE_TRANSPORT_AUTO;	/* issue 8 */
 	dev->cfg.num_paths = 1;
+	dev->cfg.window = MRXE_SACK_WINDOW;
 	/* ECN and DCQCN on, as RoCEv2 NICs ship (design.rst: defaults) */
 	dev->cfg.ecn = true;
 	dev->cfg.cnp_interval_us = 50;		/* DCQCN paper: N = 50 us */

@@ -10,6 +10,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include <rdma/mrxe-netlink.h>
+
 #include "mrxe_dp.h"
 
 /*
@@ -45,6 +47,7 @@ int mrxe_meta_alloc(struct mrxe_qp *qp)
 	struct mrxe_meta_qp *m;
 
 	BUILD_BUG_ON(MRXE_SACK_WINDOW != MRXE_PKT_RING);
+	BUILD_BUG_ON(MRXE_NL_WINDOW_MAX != MRXE_SACK_WINDOW);
 	m = kvzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
@@ -108,6 +111,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->cfg.tlp_delack_ns = MRXE_META_DELACK_NS;
 	m->cfg.reo_persist = MRXE_SACK_REO_PERSIST_META;
 	m->cfg.reo_mult_max = MRXE_SACK_REO_MULT_META;
+	m->cfg.wnd = qp->window;	/* device default at create */
 	mrxe_sack_init(&m->snd.sb, psn, &m->cfg);
 	mrxe_path_glue_init(qp);	/* multipath: mrxe_path_glue.c */
 	/* an RNR rewind re-initialises the scoreboard: keep what was learnt */

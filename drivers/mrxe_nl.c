@@ -56,6 +56,8 @@ static const struct nla_policy mrxe_nl_policy[MRXE_ATTR_MAX + 1] = {
 		NLA_POLICY_RANGE(NLA_U32, MRXE_NL_TRANSPORT_STANDARD,
 				 MRXE_NL_TRANSPORT_AUTO),
 	[MRXE_ATTR_NUM_PATHS]	= NLA_POLICY_RANGE(NLA_U32, 1, MRXE_MAX_PATHS),
+	[MRXE_ATTR_WINDOW]	= NLA_POLICY_RANGE(NLA_U32, MRXE_NL_WINDOW_MIN,
+						   MRXE_NL_WINDOW_MAX),
 	[MRXE_ATTR_ECN]		= NLA_POLICY_MAX(NLA_U8, 1),
 	[MRXE_ATTR_CNP_INTERVAL_US] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mrxe_nl_cnp_range),
@@ -228,6 +230,7 @@ static int mrxe_nl_put_cfg(struct sk_buff *skb, const struct mrxe_dev_cfg *cfg)
 {
 	if (nla_put_u32(skb, MRXE_ATTR_TRANSPORT_MODE, cfg->transport_mode) ||
 	    nla_put_u32(skb, MRXE_ATTR_NUM_PATHS, cfg->num_paths) ||
+	    nla_put_u32(skb, MRXE_ATTR_WINDOW, cfg->window) ||
 	    nla_put_u8(skb, MRXE_ATTR_ECN, cfg->ecn) ||
 	    nla_put_u32(skb, MRXE_ATTR_CNP_INTERVAL_US, cfg->cnp_interval_us) ||
 	    nla_put_u8(skb, MRXE_ATTR_CC, cfg->cc) ||
@@ -379,9 +382,10 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	int err;
 
 	if (!tb[MRXE_ATTR_TRANSPORT_MODE] && !tb[MRXE_ATTR_NUM_PATHS] &&
+	    !tb[MRXE_ATTR_WINDOW] &&
 	    !tb[MRXE_ATTR_ECN] && !tb[MRXE_ATTR_CNP_INTERVAL_US] &&
 	    !mrxe_nl_has_cc(tb)) {
-		NL_SET_ERR_MSG(extack, "nothing to set: give mode, paths, ecn, cnp-interval or a cc parameter");
+		NL_SET_ERR_MSG(extack, "nothing to set: give mode, paths, window, ecn, cnp-interval or a cc parameter");
 		return -EINVAL;
 	}
 	dev = mrxe_nl_dev_get(genl_info_net(info), tb[MRXE_ATTR_IBDEV_NAME],
@@ -405,6 +409,8 @@ static int mrxe_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 			nla_get_u32(tb[MRXE_ATTR_TRANSPORT_MODE]);
 	if (tb[MRXE_ATTR_NUM_PATHS])
 		dev->cfg.num_paths = nla_get_u32(tb[MRXE_ATTR_NUM_PATHS]);
+	if (tb[MRXE_ATTR_WINDOW])
+		dev->cfg.window = nla_get_u32(tb[MRXE_ATTR_WINDOW]);
 	if (tb[MRXE_ATTR_ECN])
 		dev->cfg.ecn = nla_get_u8(tb[MRXE_ATTR_ECN]);
 	if (tb[MRXE_ATTR_CNP_INTERVAL_US])
@@ -497,6 +503,9 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 	if (mrxe_nl_put_dev_id(skb, dev) ||
 	    nla_put_u32(skb, MRXE_ATTR_QPN, qp->ibqp.qp_num) ||
 	    nla_put_u32(skb, MRXE_ATTR_NUM_PATHS, qp->num_paths))
+		goto err;
+	if (cmd == MRXE_CMD_QP_GET && qp->pipe.meta &&
+	    nla_put_u32(skb, MRXE_ATTR_WINDOW, qp->window))
 		goto err;
 	if (cmd == MRXE_CMD_QP_GET &&
 	    (nla_put_u8(skb, MRXE_ATTR_QP_TYPE, qp->ibqp.qp_type) ||

@@ -103,6 +103,7 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 	spin_lock_bh(&dev->cfg_lock);
 	qp->transport_mode = cmd.transport_mode ?: dev->cfg.transport_mode;
 	qp->num_paths = cmd.num_paths ?: dev->cfg.num_paths;
+	qp->window = dev->cfg.window;
 	spin_unlock_bh(&dev->cfg_lock);
 	/*
 	 * Only RC carries MetaRoCE (selective repeat needs ACKs); UC, UD and

@@ -150,17 +150,17 @@ test_ctl_set_roundtrip() {
 x=d[0]
 assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('standard', 4, True, 120), x
 assert x['netdev'] == '$VETH_A' and x['port_state'] == 'ACTIVE', x"
-	ctla dev set "$DEV_A" paths 16 ecn off
+	ctla dev set "$DEV_A" paths 16 ecn off window 64
 	ctla -p -j dev show "$DEV_A" | jq_py "
 x=d[0]
-assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (16, False, 120), x"
+assert (x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == (16, False, 120, 64), x"
 	ctla dev set "$DEV_A" cnp-interval 1
 	ctla dev set "$DEV_A" cnp-interval 1000000
 	ctla -j dev show "$DEV_A" | jq_py "assert d[0]['cnp_interval_us'] == 1000000, d"
 	# The other device kept its defaults.
 	nsb "$CTL" -j dev show "$DEV_B" | jq_py "
 x=d[0]
-assert (x['paths'], x['ecn'], x['cnp_interval_us']) == (1, True, 50), x"
+assert (x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == (1, True, 50, 1024), x"
 }
 
 test_ctl_bad_input() {
@@ -179,6 +179,9 @@ test_ctl_bad_input() {
 	expect_err "paths -1" 'paths "-1": not an unsigned' ctla dev set "$DEV_A" paths -1
 	expect_err "paths x" 'paths "x": not an unsigned' ctla dev set "$DEV_A" paths x
 	expect_err "ecn maybe" 'ecn "maybe": expected on or off' ctla dev set "$DEV_A" ecn maybe
+	expect_err "window 15" 'window: Numerical result out of range' ctla dev set "$DEV_A" window 15
+	expect_err "window 1025" 'window: Numerical result out of range' ctla dev set "$DEV_A" window 1025
+	expect_err "window x" 'window "x": not an unsigned' ctla dev set "$DEV_A" window x
 	expect_err "cnp-interval 0" 'cnp-interval: Numerical result out of range' \
 		ctla dev set "$DEV_A" cnp-interval 0
 	expect_err "cnp-interval 1000001" 'cnp-interval: Numerical result out of range' \
@@ -191,7 +194,7 @@ test_ctl_bad_input() {
 	# A refused set changed nothing.
 	ctla -j dev show "$DEV_A" | jq_py "
 x=d[0]
-assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us']) == ('auto', 1, True, 50), x"
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == ('auto', 1, True, 50, 1024), x"
 }
 
 test_ctl_unprivileged() {

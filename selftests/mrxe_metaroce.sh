@@ -26,6 +26,7 @@ MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-300}
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
 PORT=17311
+MRXECTL=$MRXE_REPO/build/mrxectl
 META_OPS=write,write_imm,read,send,send_imm
 
 # meta_setup [NETDEV_MTU]
@@ -138,6 +139,66 @@ test_meta_read_loss() {
 	expect_gt "netem drops (response direction)" "$drops" 0 || return 1
 	expect_gt "responses re-requested on a gap" "$gap" 0 || return 1
 	echo "gap re-requests $gap, response timeouts $(pair_stat retrans_timeouts), drops $drops"
+}
+
+# win_run WINDOW|- TAG: a WRITE/SEND transfer from DEV_B with that device
+# window (- keeps the default) while `mrxectl -j qp show` samples the
+# client QP; prints the largest sq_psn - comp_psn seen (packets in flight).
+win_run() {
+	local snap=$XFER_TMP/win.$2 pid
+	[ "$1" = - ] || run_b "$MRXECTL" dev set "$DEV_B" window "$1"
+	run_b "$MRXECTL" -j dev show "$DEV_B" | python3 -c 'import json,sys; print("device window:", json.load(sys.stdin)[0]["window"])' >&2
+	: > "$snap"
+	(
+		while :; do
+			run_b "$MRXECTL" -j qp show "$DEV_B" >> "$snap" 2>/dev/null
+			echo >> "$snap"
+			sleep 0.05
+		done
+	) &
+	pid=$!
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send --sizes 4M >&2
+	kill $pid 2>/dev/null
+	wait $pid 2>/dev/null
+	python3 - "$snap" "$1" <<'PY'
+import json, sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+worst, n = 0, 0
+for chunk in text.split("\n\n"):
+    try:
+        d = json.loads(chunk)
+    except ValueError:
+        continue
+    for q in d:
+        if q.get("type") != "RC" or q.get("state") != "RTS" or "sq_psn" not in q:
+            continue
+        if want != "-":
+            assert q.get("window") == int(want), q
+        n += 1
+        diff = (q["sq_psn"] - q["comp_psn"]) & 0xffffff
+        if diff < 1 << 23:
+            worst = max(worst, diff)
+print(f"{n} samples, at most {worst} packets in flight", file=sys.stderr)
+print(worst)
+PY
+}
+
+# `mrxectl dev set DEV window N` caps the packets a new MetaRoCE QP keeps
+# in flight: with window 16 no sample shows more than 16, with the
+# default (1024) the same transfer shows more (the test can fail both ways).
+test_meta_window() {
+	local dflt capped
+	meta_setup 1500
+	[ -x "$MRXECTL" ] || skip "$MRXECTL not built (make tool)"
+	dflt=$(win_run - dflt) || return 1
+	PORT=$((PORT + 10))	# win_run ran in a subshell: its port is taken
+	capped=$(win_run 16 capped) || return 1
+	echo "largest in flight: default window $dflt, window 16: $capped"
+	[ "$capped" -le 16 ] || { echo "FAILED: $capped packets in flight with window 16"; return 1; }
+	[ "$capped" -gt 0 ] || { echo "FAILED: no sample caught a packet in flight"; return 1; }
+	[ "$dflt" -gt 16 ] ||
+		{ echo "FAILED: the default window never had more than 16 in flight ($dflt): the cap is not shown"; return 1; }
+	run_b "$MRXECTL" dev set "$DEV_B" window 1024
 }
 
 test_meta_reorder() {
@@ -263,6 +324,7 @@ mrxe_run_tests \
 	test_meta_loss_5pct \
 	test_meta_read_loss \
 	test_meta_reorder \
+	test_meta_window \
 	test_meta_duplicate \
 	test_meta_all_faults \
 	test_auto_upgrade \

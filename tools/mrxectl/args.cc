@@ -140,7 +140,7 @@ DevSet parse_dev_set(Args &a)
 	if (a.empty())
 		throw UsageError(
 			"dev set " + d.dev +
-			": nothing to set (mode, paths, ecn, cnp-interval)");
+			": nothing to set (mode, paths, window, ecn, cnp-interval)");
 	while (!a.empty()) {
 		std::string kw = a.next();
 		if (kw == "mode") {
@@ -152,6 +152,8 @@ DevSet parse_dev_set(Args &a)
 						 "metaroce or auto");
 		} else if (kw == "paths") {
 			d.paths = need_u32(kw, a.value_of(kw));
+		} else if (kw == "window") {
+			d.window = need_u32(kw, a.value_of(kw));
 		} else if (kw == "ecn") {
 			std::string v = a.value_of(kw);
 			d.ecn = parse_onoff(v);
@@ -175,7 +177,7 @@ DevSet parse_dev_set(Args &a)
 		} else {
 			throw UsageError(
 				"dev set: unknown argument \"" + kw +
-				"\" (mode, paths, ecn, cnp-interval, cc, "
+				"\" (mode, paths, window, ecn, cnp-interval, cc, "
 				"rate-max, rate-min, g, alpha-timer, "
 				"rate-timer, byte-counter, ai-rate, "
 				"hai-rate, f)");

@@ -74,12 +74,12 @@ struct CcParam {
 extern const std::vector<CcParam> cc_params;
 
 /*
- * "dev set DEV mode M paths N ecn on|off cnp-interval US cc dcqcn|off
+ * "dev set DEV mode M paths N window N ecn on|off cnp-interval US cc dcqcn|off
  *  rate-max KBPS ..." (cc_params)
  */
 struct DevSet {
 	std::string dev;
-	std::optional<uint32_t> mode, paths, cnp_interval_us;
+	std::optional<uint32_t> mode, paths, window, cnp_interval_us;
 	std::optional<bool> ecn;
 	std::optional<uint8_t> cc; /* MRXE_NL_CC_* */
 	std::vector<std::pair<int, uint32_t>> cc_vals; /* attr, value */

@@ -48,6 +48,8 @@ const char *attr_arg_name(int attr)
 		return "mode";
 	case MRXE_ATTR_NUM_PATHS:
 		return "paths";
+	case MRXE_ATTR_WINDOW:
+		return "window";
 	case MRXE_ATTR_ECN:
 		return "ecn";
 	case MRXE_ATTR_CNP_INTERVAL_US:
@@ -100,7 +102,7 @@ using Counters = std::vector<std::pair<std::string, uint64_t>>;
 
 struct DevInfo {
 	std::string dev, netdev;
-	uint32_t index = 0, mode = 0, paths = 0, cnp = 0, qps = 0;
+	uint32_t index = 0, mode = 0, paths = 0, window = 0, cnp = 0, qps = 0;
 	uint8_t port_state = 0;
 	bool ecn = false;
 	uint8_t cc = 0;
@@ -133,6 +135,7 @@ DevInfo parse_dev(const nlmsghdr *m)
 	d.index = u32_attr(tb, MRXE_ATTR_IBDEV_INDEX);
 	d.mode = u32_attr(tb, MRXE_ATTR_TRANSPORT_MODE);
 	d.paths = u32_attr(tb, MRXE_ATTR_NUM_PATHS);
+	d.window = u32_attr(tb, MRXE_ATTR_WINDOW);
 	d.cnp = u32_attr(tb, MRXE_ATTR_CNP_INTERVAL_US);
 	d.qps = u32_attr(tb, MRXE_ATTR_NUM_QPS);
 	d.port_state = u8_attr(tb, MRXE_ATTR_PORT_STATE);
@@ -165,6 +168,8 @@ void print_dev(Printer &p, const DevInfo &d)
 	p.field("port_state", port_state_name(d.port_state));
 	p.field("mode", mode_name(d.mode));
 	p.field("paths", d.paths);
+	if (d.window)
+		p.field("window", d.window);
 	p.flag("ecn", d.ecn);
 	p.field("cnp_interval_us", d.cnp);
 	p.field("qps", d.qps);
@@ -209,6 +214,8 @@ int dev_set(Ctx &c, Args &a)
 		r.put_u32(MRXE_ATTR_TRANSPORT_MODE, *s.mode);
 	if (s.paths)
 		r.put_u32(MRXE_ATTR_NUM_PATHS, *s.paths);
+	if (s.window)
+		r.put_u32(MRXE_ATTR_WINDOW, *s.window);
 	if (s.ecn)
 		r.put_u8(MRXE_ATTR_ECN, *s.ecn);
 	if (s.cnp_interval_us)
@@ -274,6 +281,8 @@ void print_qp(Printer &p, const nlmsghdr *m)
 	p.field("state", qp_state_name(u8_attr(tb, MRXE_ATTR_QP_STATE)));
 	p.field("mode", mode_name(u32_attr(tb, MRXE_ATTR_TRANSPORT_MODE)));
 	p.field("paths", u32_attr(tb, MRXE_ATTR_NUM_PATHS));
+	if (tb[MRXE_ATTR_WINDOW])
+		p.field("window", u32_attr(tb, MRXE_ATTR_WINDOW));
 	p.field("dest_qpn", u32_attr(tb, MRXE_ATTR_DEST_QPN));
 	char buf[INET6_ADDRSTRLEN] = "";
 	if (tb[MRXE_ATTR_PEER_ADDR4])
@@ -508,7 +517,8 @@ const Cmd dev_cmds[] = {
 	{ "show", dev_show, "mrxectl [-j] [-p] dev show [DEV]" },
 	{ "set", dev_set,
 	  "mrxectl dev set DEV [mode standard|metaroce|auto] [paths 1-16]\n"
-	  "                    [ecn on|off] [cnp-interval 1-1000000]\n"
+	  "                    [window 16-1024] [ecn on|off]\n"
+	  "                    [cnp-interval 1-1000000]\n"
 	  "                    [cc dcqcn|off] [rate-max KBPS] [rate-min KBPS]\n"
 	  "                    [g 1-65536] [alpha-timer US] [rate-timer US]\n"
 	  "                    [byte-counter KIB] [ai-rate KBPS] [hai-rate KBPS]\n"

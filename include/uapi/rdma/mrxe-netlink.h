@@ -75,6 +75,12 @@ enum mrxe_nl_attr {
 	MRXE_ATTR_DCQCN_F,		/* u32, F: fast recovery stages, 1..64 */
 	MRXE_ATTR_QP_RATE_KBPS,		/* u64, QP_GET: current rate (Rc), 0: CC off */
 	MRXE_ATTR_QP_PRIO,		/* u8, QP_GET: priority 0-7 (SL / DSCP class) */
+	/*
+	 * u32, MetaRoCE packets in flight per QP at most (IRN's
+	 * bandwidth-delay cap), MRXE_NL_WINDOW_MIN..MRXE_NL_WINDOW_MAX;
+	 * DEV_SET/GET: the default new QPs take, QP_GET: the QP's own
+	 */
+	MRXE_ATTR_WINDOW,
 	__MRXE_ATTR_MAX,
 };
 #define MRXE_ATTR_MAX (__MRXE_ATTR_MAX - 1)
@@ -91,6 +97,8 @@ enum mrxe_nl_transport {
 };
 
 #define MRXE_NL_CNP_INTERVAL_MAX	1000000	/* us */
+#define MRXE_NL_WINDOW_MIN		16	/* packets */
+#define MRXE_NL_WINDOW_MAX		1024	/* MRXE_SACK_WINDOW */
 
 /* MRXE_ATTR_CC: the reaction point of standard-mode QPs. */
 enum mrxe_nl_cc {

@@ -126,7 +126,7 @@ TEST(DevSet, ErrorsNameTheArgument)
 	};
 	EXPECT_EQ(err({}), "dev set: device name missing");
 	EXPECT_EQ(err({ "x" }),
-		  "dev set x: nothing to set (mode, paths, ecn, cnp-interval)");
+		  "dev set x: nothing to set (mode, paths, window, ecn, cnp-interval)");
 	EXPECT_EQ(err({ "x", "mode", "fast" }),
 		  "mode \"fast\": expected standard, metaroce or auto");
 	EXPECT_EQ(err({ "x", "mode" }), "\"mode\" needs a value");
@@ -140,12 +140,14 @@ TEST(DevSet, ErrorsNameTheArgument)
 		EXPECT_EQ(usage_error([&] { parse_dev_set(rest); }),
 			  "paths \"-1\": not an unsigned 32-bit number");
 	}
+	EXPECT_EQ(err({ "x", "window", "big" }),
+		  "window \"big\": not an unsigned 32-bit number");
 	EXPECT_EQ(err({ "x", "paths", "two" }),
 		  "paths \"two\": not an unsigned 32-bit number");
 	EXPECT_EQ(err({ "x", "ecn", "maybe" }),
 		  "ecn \"maybe\": expected on or off");
 	EXPECT_EQ(err({ "x", "colour", "red" }),
-		  "dev set: unknown argument \"colour\" (mode, paths, ecn, "
+		  "dev set: unknown argument \"colour\" (mode, paths, window, ecn, "
 		  "cnp-interval, cc, rate-max, rate-min, g, alpha-timer, "
 		  "rate-timer, byte-counter, ai-rate, hai-rate, f)");
 	EXPECT_EQ(err({ "x", "cc", "fast" }),
