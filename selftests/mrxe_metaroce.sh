@@ -141,7 +141,7 @@ test_meta_read_loss() {
 	echo "gap re-requests $gap, response timeouts $(pair_stat retrans_timeouts), drops $drops"
 }
 
-# win_run WINDOW|- TAG: a WRITE/SEND transfer from DEV_B with that device
+# win_run WINDOW|- TAG: three 64 MiB WRITEs from DEV_B with that device
 # window (- keeps the default) while `mrxectl -j qp show` samples the
 # client QP; prints the largest sq_psn - comp_psn seen (packets in flight).
 win_run() {
@@ -157,7 +157,7 @@ win_run() {
 		done
 	) &
 	pid=$!
-	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send --sizes 4M >&2
+	verify_run --mode metaroce --mtu 1024 --iters 3 --ops write --sizes 64M >&2
 	kill $pid 2>/dev/null
 	wait $pid 2>/dev/null
 	python3 - "$snap" "$1" <<'PY'
