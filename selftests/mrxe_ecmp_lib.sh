@@ -204,7 +204,8 @@ ecmp_paths_poll() {
 	(
 		while :; do
 			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.new" 2>/dev/null
-			if grep -q '"path_list"' "$f.new"; then
+			# a QP with at least one path (the GSI QP lists none)
+			if grep -Eq '"path_list": ?\[ ?\{' "$f.new"; then
 				grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
 				mv "$f.new" "$f.raw"
 			fi
