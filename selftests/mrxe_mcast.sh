@@ -41,10 +41,23 @@ mckey_pair() {
 	# group at the first QP's attach, and under load the second QP attached
 	# after the sender's 3 s, missed datagrams and the receiver waited
 	# forever (fan-out to several QPs is test_verbs_same_device_loopback's).
-	xfer_pair $TO "maddr:$group" \
+	# UD multicast is unreliable: one datagram lost on a loaded host
+	# (seen once in a full run: the receiver waited for its 20th) leaves
+	# the receiver waiting.  Such a run is reported and run once more;
+	# a second failure fails the test.
+	if ! xfer_pair $TO "maddr:$group" \
 		mckey -m "$group" -b "$bind_a" -c 1 -C $COUNT -S 512 \
 		-- \
-		mckey -m "$group" -b "$bind_b" -s -c 1 -C $COUNT -S 512
+		mckey -m "$group" -b "$bind_b" -s -c 1 -C $COUNT -S 512; then
+		after=$(stat_value "$DEV_A" rcvd_pkts)
+		echo "NOTE: receiver did not complete (rcvd_pkts $before -> $after); once more"
+		hw_stats "$DEV_A"
+		before=$after
+		xfer_pair $TO "maddr:$group" \
+			mckey -m "$group" -b "$bind_a" -c 1 -C $COUNT -S 512 \
+			-- \
+			mckey -m "$group" -b "$bind_b" -s -c 1 -C $COUNT -S 512
+	fi
 	after=$(stat_value "$DEV_A" rcvd_pkts)
 	echo "$DEV_A rcvd_pkts: $before -> $after"
 	grep -q "data transfers complete" "$(ls -t "$XFER_TMP"/pair.*.server | head -n1)" ||
