@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# selftest-timeout: 900
+# selftest-timeout: 1200
 # Malformed and hostile packets on the wire (issue 12): while verified
 # transfers run (mrxe-verify, every byte checked, in a loop), tools/mrxe-inject
 # learns the live connection by sniffing it (QPNs, PSNs, rkey/VA, addresses)
@@ -15,7 +15,7 @@
 # a transfer failed or did not complete, or on an oops/WARNING (lib.sh).
 # The table (class, packets sent, counter that moved, outcome) is printed
 # and kept in $MRXE_RESULTS/inject-MODE.json.
-MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-420}
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-540}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mrxe_xfer_lib.sh"
 
