@@ -220,7 +220,7 @@ for tr in $TRANSPORTS; do
 	i=0
 	while read -r scen t dir spec size qps; do
 		i=$((i + 1))
-		port=$((port + 1))
+		port=$((port + CLOCK_TRIES))	# one port per try
 		loss=$(loss_of "$spec")
 		tag="$tr-$scen-$t-$dir-$spec-$size-$qps"
 		# netem on this guest when it is the DIR end: the client (guest 2)
@@ -236,14 +236,18 @@ for tr in $TRANSPORTS; do
 		if [ "$ROLE" = 1 ]; then
 			spid=
 			if [ $ok = 1 ]; then
-				# up to CLOCK_TRIES servers in turn: the client runs
-				# again when perftest's clock estimate failed
+				# CLOCK_TRIES servers at once, one port each: the
+				# client runs again on the next port when perftest's
+				# clock estimate failed.  (One server after the other
+				# hung a retry whose server was still in the failed
+				# session: the client waited in its listen backlog.)
 				(
-					for _ in $(seq $CLOCK_TRIES); do
+					for k in $(seq 0 $((CLOCK_TRIES - 1))); do
 						# shellcheck disable=SC2086
-						timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
-							$args >> "$OUT/$tag.server" 2>&1
+						timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + k)) -F \
+							$args > "$OUT/$tag.server.$k" 2>&1 &
 					done
+					wait
 				) &
 				spid=$!
 				for _ in $(seq 100); do
@@ -260,9 +264,13 @@ for tr in $TRANSPORTS; do
 					kill -0 $spid 2>/dev/null || break
 					sleep 0.1
 				done
+				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
+					pkill -f -- "$t -d $DEV -x $GID -p $((port + k)) " 2>/dev/null
+				done
 				kill $spid 2>/dev/null
-				pkill -f -- "$t -d $DEV -x $GID -p $port " 2>/dev/null
 				wait $spid 2>/dev/null
+				cat "$OUT/$tag".server.* > "$OUT/$tag.server" 2>/dev/null
+				rm -f "$OUT/$tag".server.*
 			fi
 			stats "$tag"
 		else
@@ -281,7 +289,7 @@ for tr in $TRANSPORTS; do
 					status=ok
 					[ "$try" = 1 ] || { log "$tag: perftest clock estimate failed, try $try"; sleep 3; }
 					# shellcheck disable=SC2086
-					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $port -F \
+					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + try - 1)) -F \
 						$args "$PEER" > "$OUT/$tag.client" 2>&1 ||
 						status="exit $?"
 					grep -q "Correlation coefficient" "$OUT/$tag.client" || break
