@@ -14,9 +14,11 @@ static bool slot_test(const struct mrxe_reorder *rw, u32 s)
 	return (rw->bits[s >> 6] >> (s & 63)) & 1;
 }
 
+/* A new arrival above ePSN: held, and not reported in an ACK yet. */
 static void slot_set(struct mrxe_reorder *rw, u32 s)
 {
 	rw->bits[s >> 6] |= 1ULL << (s & 63);
+	rw->fresh[s >> 6] |= 1ULL << (s & 63);
 }
 
 static void slot_clear(struct mrxe_reorder *rw, u32 s)
@@ -64,7 +66,6 @@ enum mrxe_rx_verdict mrxe_reorder_accept(struct mrxe_reorder *rw, u32 psn)
 	if (d > 0) {
 		rw->cnt.ooo++;
 		slot_set(rw, RW_SLOT(psn));
-		rw->fresh[RW_SLOT(psn) >> 6] |= 1ULL << (RW_SLOT(psn) & 63);
 		return MRXE_RX_NEW;
 	}
 	/* d == 0: advance over everything held contiguously */
