@@ -245,6 +245,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_XMIT_NO_ROUTE].name		= "xmit_no_route",
 	[MRXE_CNT_FLUSH_EXECUTED].name		= "flush_executed",
 	[MRXE_CNT_ATOMIC_WRITE_EXECUTED].name	= "atomic_write_executed",
+	[MRXE_CNT_META_PLACED].name		= "meta_placed_on_arrival",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -54,6 +54,7 @@ struct mrxe_swqe {
 	u32	offset;		/* next byte to send */
 	u32	len;		/* message length */
 	u32	msn;		/* MetaRoCE: MRH MSN of this message */
+	u32	rsn;		/* receive WQE it consumes at the peer (RWR) */
 	struct mrxe_send_wqe wr;	/* followed by sges / inline data */
 };
 
@@ -116,7 +117,9 @@ struct mrxe_rx_meta {
 	u8	meta;		/* TVer 1 packet, MRH stripped */
 	u8	cap;		/* BTH MRXE_BTH_META_CAP (TVer 0) */
 	u8	flags;		/* MRH flags */
+	u8	placed;		/* WRITE payload placed on arrival (resp) */
 	u16	sport;		/* UDP source port (the sender's path entropy) */
+	u8	rsn;		/* MRH RSN (SEND/WRITE), low 8 bits */
 	u32	msn;
 	u32	offset;
 	u32	tsval;
@@ -136,6 +139,18 @@ static inline struct mrxe_rx_meta *mrxe_pkt_meta(struct sk_buff *skb)
 static inline u8 *mrxe_pkt_hdr(struct sk_buff *skb, u32 hdr)
 {
 	return skb->data + mrxe_op_hdr_off(mrxe_pkt(skb)->opcode, hdr);
+}
+
+/*
+ * The RETH of a MetaRoCE WRITE: FIRST/ONLY carry it at its standard
+ * offset; the one MetaRoCE adds to MIDDLE/LAST is kept by the receive
+ * path in the headroom right before the BTH (mrxe_meta_strip()).
+ */
+static inline u8 *mrxe_pkt_meta_reth(struct sk_buff *skb)
+{
+	if (mrxe_pkt(skb)->mask & MRXE_HDR_RETH)
+		return mrxe_pkt_hdr(skb, MRXE_HDR_RETH);
+	return skb->data - MRXE_RETH_LEN;
 }
 
 static inline u8 *mrxe_pkt_payload(struct sk_buff *skb)

@@ -30,6 +30,14 @@ static_assert((int)MRXE_NL_TRANSPORT_METAROCE == (int)MRXE_TRANSPORT_METAROCE);
 static_assert((int)MRXE_NL_CC_OFF == (int)MRXE_CC_OFF);
 static_assert((int)MRXE_NL_CC_DCQCN == (int)MRXE_CC_DCQCN);
 
+/*
+ * Size of a QP_GET/DEV_GET reply and the least a dump skb gets.  Bound of
+ * the largest message: a QP with MRXE_MAX_PATHS paths (6 attributes and
+ * 10 named 64-bit stats each, every stat <= 48 bytes) and every device
+ * counter (name <= 31 bytes: <= 64 bytes each), plus headers.
+ */
+#define MRXE_NL_MSG_SIZE	16384
+
 enum mrxe_nl_groups {
 	MRXE_NL_GRP_EVENTS,
 };
@@ -324,7 +332,7 @@ static int mrxe_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 			      info->attrs[MRXE_ATTR_IBDEV_NAME], info->extack);
 	if (IS_ERR(dev))
 		return PTR_ERR(dev);
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = nlmsg_new(MRXE_NL_MSG_SIZE, GFP_KERNEL);
 	if (!msg) {
 		NL_SET_ERR_MSG(info->extack, "out of memory for the reply");
 		err = -ENOMEM;
@@ -340,6 +348,20 @@ static int mrxe_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 out:
 	ib_device_put(&dev->ib_dev);
 	return err;
+}
+
+/*
+ * Dumps get skbs of at least MRXE_NL_MSG_SIZE: netlink otherwise falls
+ * back to NLMSG_GOODSIZE (one page) when the larger allocation it tries
+ * first (__GFP_NORETRY) fails, and a QP with 8 paths does not fit a page:
+ * the dump then ended without that QP, so `qp show` missed it at random.
+ */
+static int mrxe_nl_dump_start(struct netlink_callback *cb)
+{
+	BUILD_BUG_ON(256 + MRXE_MAX_PATHS * (64 + 10 * 48) +
+		     MRXE_NUM_COUNTERS * 64 > MRXE_NL_MSG_SIZE);
+	cb->min_dump_alloc = MRXE_NL_MSG_SIZE;
+	return 0;
 }
 
 /* cb->args[0]: position in mrxe_dev_list of the next device to dump. */
@@ -556,7 +578,7 @@ static int mrxe_nl_qp_doit(struct sk_buff *skb, struct genl_info *info)
 		err = -ENOENT;
 		goto out_dev;
 	}
-	msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = nlmsg_new(MRXE_NL_MSG_SIZE, GFP_KERNEL);
 	if (!msg) {
 		NL_SET_ERR_MSG(info->extack, "out of memory for the reply");
 		err = -ENOMEM;
@@ -627,13 +649,17 @@ static int mrxe_nl_qp_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	}
 	mutex_unlock(&mrxe_dev_mutex);
 	cb->args[0] = idx;
+	/* one QP larger than an empty skb: fail the dump, never skip it */
+	if (err && !skb->len)
+		return err;
 	return skb->len;
 }
 
-static const struct genl_small_ops mrxe_nl_ops[] = {
+static const struct genl_ops mrxe_nl_ops[] = {
 	{
 		.cmd = MRXE_CMD_DEV_GET,
 		.doit = mrxe_nl_dev_get_doit,
+		.start = mrxe_nl_dump_start,
 		.dumpit = mrxe_nl_dev_get_dumpit,
 	},
 	{
@@ -644,6 +670,7 @@ static const struct genl_small_ops mrxe_nl_ops[] = {
 	{
 		.cmd = MRXE_CMD_QP_GET,
 		.doit = mrxe_nl_qp_doit,
+		.start = mrxe_nl_dump_start,
 		.dumpit = mrxe_nl_qp_dumpit,
 	},
 	{
@@ -659,8 +686,8 @@ static struct genl_family mrxe_nl_family __ro_after_init = {
 	.policy = mrxe_nl_policy,
 	.netnsok = true,
 	.module = THIS_MODULE,
-	.small_ops = mrxe_nl_ops,
-	.n_small_ops = ARRAY_SIZE(mrxe_nl_ops),
+	.ops = mrxe_nl_ops,
+	.n_ops = ARRAY_SIZE(mrxe_nl_ops),
 	.mcgrps = mrxe_nl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(mrxe_nl_mcgrps),
 };

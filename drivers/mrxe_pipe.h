@@ -200,6 +200,8 @@ struct mrxe_req_state {
 	u32	xmit_busy;	/* same packet refused by a full local queue */
 	/* one past the highest PSN ever sent: PSNs before it are resends */
 	u32	next_new_psn;
+	/* messages started that consume a receive WQE (RSN, MRH byte 4) */
+	u32	rsn;
 	bool	rnr_wait;	/* RNR NAK: wait for rnr_timer */
 	atomic_t rnr_fired;
 	struct hrtimer		rnr_timer;
@@ -231,6 +233,8 @@ struct mrxe_resp_state {
 	/* receive WQE being filled (copied out of RQ/SRQ) */
 	bool	has_wqe;
 	u32	offset;
+	u32	rsn;		/* receive WQEs taken (RSN of the next one) */
+	u8	*peek;		/* MetaRoCE: a later WQE, read for placement */
 	u8	*wqe;		/* struct mrxe_recv_wqe + sges, wqe_size */
 	u32	wqe_size;
 

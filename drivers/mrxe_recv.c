@@ -52,15 +52,25 @@ void mrxe_icrc_generate(struct sk_buff *skb)
 /*
  * Remove the MRH (and the RETH MetaRoCE adds to WRITE MIDDLE/LAST) of a
  * parsed TVer 1 packet: the BTH moves up over them, so the pipeline finds
- * every header at its standard offset.  Returns the bytes removed.
+ * every header at its standard offset.  The added RETH is kept in the
+ * headroom right before the moved BTH (mrxe_pkt_meta_reth()): the
+ * responder places a WRITE packet on arrival from it.  Returns the bytes
+ * removed.
  */
 static u32 mrxe_meta_strip(struct sk_buff *skb, struct mrxe_pkt_info *pi)
 {
 	u32 extra = mrxe_meta_hdr_len(pi->opcode) -
 		    mrxe_op_hdr_len(pi->opcode);
+	u8 reth[MRXE_RETH_LEN];
+	bool kept = extra == MRXE_MRH_LEN + MRXE_RETH_LEN;
 
+	if (kept)
+		memcpy(reth, skb->data + MRXE_BTH_LEN + MRXE_MRH_LEN,
+		       MRXE_RETH_LEN);
 	memmove(skb->data + extra, skb->data, MRXE_BTH_LEN);
 	__skb_pull(skb, extra);
+	if (kept)
+		memcpy(skb->data - MRXE_RETH_LEN, reth, MRXE_RETH_LEN);
 	pi->hdr_len -= extra;
 	return extra;
 }
@@ -113,6 +123,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 		rm->flags = mrh.flags;
 		rm->sport = mrxe_get16(udp);
 		rm->msn = mrh.msn;
+		rm->rsn = mrh.rsn;
 		rm->offset = mrh.offset;
 		rm->tsval = mrh.tsval;
 		rm->tsecr = mrh.tsecr;

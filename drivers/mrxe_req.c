@@ -189,6 +189,7 @@ void mrxe_req_reset(struct mrxe_qp *qp)
 	req->head = cons;
 	req->cur = cons;
 	req->fetched = cons;
+	req->rsn = 0;
 	req->rd_atomic = 0;
 	req->pkts_since_ack = 0;
 	req->rnr_wait = false;
@@ -460,6 +461,8 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 		}
 		mrxe_meta_build_mrh(qp, p, mrxe_mrh_class_of(opcode), fl,
 				    w->msn, off, 0);
+		if (w->mask & (MRXE_M_SEND | MRXE_M_WRITE))
+			mrxe_mrh_set_rsn(p + MRXE_BTH_LEN, w->rsn);
 		path = mrxe_path_glue_pick(qp, psn, retx, p);
 		/* MetaRoCE: every WRITE packet carries the message's RETH */
 		if (w->mask & MRXE_M_WRITE)
@@ -597,6 +600,12 @@ static void mrxe_req_assign_psn(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	w->psn_valid = true;
 	if (qp->pipe.meta_tx)
 		w->msn = qp->pipe.meta->msn++ & MRXE_MSN_MASK;
+	/* the peer takes receive WQEs in this order (IBA 9.4.2) */
+	if (w->mask == MRXE_M_SEND ||
+	    w->wr.opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM)
+		w->rsn = req->rsn++;
+	else
+		w->rsn = 0;
 }
 
 /* The packet of @w was sent: advance the send cursor past it. */

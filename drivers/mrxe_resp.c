@@ -50,6 +50,7 @@ void mrxe_resp_reset(struct mrxe_qp *qp)
 	resp->drop_msg = false;
 	resp->ack_pending = false;
 	resp->msn = 0;
+	resp->rsn = 0;
 	resp->res_next = 0;
 	if (resp->res)
 		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
@@ -297,6 +298,7 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 
 	resp->has_wqe = true;
 	resp->offset = 0;
+	resp->rsn++;
 	if (resp_wqe(qp)->num_sge > max_sge ||
 	    MRXE_RECV_WQE_HDR_SIZE +
 	    (u64)resp_wqe(qp)->num_sge * sizeof(struct mrxe_sge) >
@@ -418,7 +420,13 @@ static enum mrxe_resp_rc resp_send(struct mrxe_qp *qp, struct sk_buff *skb)
 	if ((u64)resp->offset + pi->paylen > resp_wqe_len(qp))
 		return resp_error(qp, MRXE_NAK_INVALID_REQ, IB_WC_LOC_LEN_ERR,
 				  pi->psn);
-	if (pi->paylen) {
+	if (mrxe_pkt_meta(skb)->placed) {
+		/* placed on arrival: in this WQE, where order puts it */
+		if (mrxe_pkt_meta(skb)->offset != resp->offset ||
+		    mrxe_pkt_meta(skb)->rsn != (u8)(resp->rsn - 1))
+			return resp_error(qp, MRXE_NAK_INVALID_REQ,
+					  IB_WC_REM_INV_REQ_ERR, pi->psn);
+	} else if (pi->paylen) {
 		err = mrxe_sgl_copy(qp->pd, resp_sge(qp), resp_wqe(qp)->num_sge,
 				    resp->offset, mrxe_pkt_payload(skb),
 				    pi->paylen, MRXE_COPY_TO_MR,
@@ -447,6 +455,15 @@ static enum mrxe_resp_rc resp_send(struct mrxe_qp *qp, struct sk_buff *skb)
 	resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV, resp->offset, flags, ex,
 		      0, NULL, mrxe_bth_se(skb->data));
 	return RESP_OK;
+}
+
+/* Target address of a MetaRoCE WRITE packet: its RETH's VA + MRH offset. */
+static u64 resp_meta_write_va(struct sk_buff *skb)
+{
+	struct mrxe_reth reth;
+
+	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
+	return reth.va + mrxe_pkt_meta(skb)->offset;
 }
 
 static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
@@ -490,12 +507,21 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 		if (!resp->wr_mr)
 			return resp_error(qp, MRXE_NAK_REM_ACCESS,
 					  IB_WC_REM_ACCESS_ERR, pi->psn);
-		err = mrxe_mr_copy(resp->wr_mr, resp->wr_va,
-				   mrxe_pkt_payload(skb), pi->paylen,
-				   MRXE_COPY_TO_MR);
-		if (err)
-			return resp_error(qp, MRXE_NAK_REM_ACCESS,
-					  IB_WC_REM_ACCESS_ERR, pi->psn);
+		if (mrxe_pkt_meta(skb)->placed) {
+			/* placed on arrival: it must be where order puts it */
+			if (resp_meta_write_va(skb) != resp->wr_va)
+				return resp_error(qp, MRXE_NAK_INVALID_REQ,
+						  IB_WC_REM_INV_REQ_ERR,
+						  pi->psn);
+		} else {
+			err = mrxe_mr_copy(resp->wr_mr, resp->wr_va,
+					   mrxe_pkt_payload(skb), pi->paylen,
+					   MRXE_COPY_TO_MR);
+			if (err)
+				return resp_error(qp, MRXE_NAK_REM_ACCESS,
+						  IB_WC_REM_ACCESS_ERR,
+						  pi->psn);
+		}
 	}
 	resp->wr_va += pi->paylen;
 	resp->wr_resid -= pi->paylen;
@@ -1229,6 +1255,130 @@ static bool resp_meta_drain(struct mrxe_qp *qp, int *budget)
 	return progress;
 }
 
+/*
+ * The receive WQE a MetaRoCE SEND packet ahead of ePSN is for, by its MRH
+ * RSN (low 8 bits): the one being filled, or a later one still in the RQ,
+ * copied to resp.peek.  At most 254 messages lie between ePSN and a packet
+ * less than 255 PSNs ahead, so the 8 bits name one WQE.  NULL: no such
+ * WQE (not posted yet, an SRQ, too far ahead).
+ */
+static struct mrxe_recv_wqe *resp_meta_send_wqe(struct mrxe_qp *qp,
+						struct sk_buff *skb)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	struct mrxe_recv_wqe *wqe;
+	struct mrxe_queue *q = qp->rq;
+	unsigned long flags;
+	u32 k, n;
+
+	if (qp->srq || !q || !resp->peek ||
+	    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 255)
+		return NULL;
+	/* k = RSN - (resp.rsn - 1): 0 is the WQE being filled */
+	k = (u8)(mrxe_pkt_meta(skb)->rsn - (u8)(resp->rsn - 1));
+	if (!k)
+		return resp->has_wqe ? resp_wqe(qp) : NULL;
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	n = mrxe_ring_avail(q);
+	if (k > n) {
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		return NULL;
+	}
+	memcpy(resp->peek, mrxe_ring_slot_ptr(q, q->cons + k - 1),
+	       resp->wqe_size);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	wqe = (struct mrxe_recv_wqe *)resp->peek;
+	if (wqe->num_sge > qp->rq_max_sge ||
+	    MRXE_RECV_WQE_HDR_SIZE + (u64)wqe->num_sge *
+	    sizeof(struct mrxe_sge) > resp->wqe_size)
+		return NULL;
+	return wqe;
+}
+
+/*
+ * Place a MetaRoCE SEND packet ahead of ePSN in its receive WQE at its MRH
+ * offset (wire-format.rst "Receiver rules for placement").  It stays held;
+ * resp_send() still consumes the WQE, checks lengths and completes in
+ * order, and only skips the copy.
+ */
+static void resp_meta_place_send(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	u32 mtu = qp->pipe.attr.mtu, i;
+	struct mrxe_recv_wqe *wqe;
+	struct mrxe_sge *sge;
+	u64 len = 0;
+
+	if (!pi->paylen || rm->offset % mtu ||
+	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != mtu))
+		return;
+	wqe = resp_meta_send_wqe(qp, skb);
+	if (!wqe)
+		return;
+	sge = (struct mrxe_sge *)(wqe + 1);
+	for (i = 0; i < wqe->num_sge; i++)
+		len += sge[i].length;
+	if ((u64)rm->offset + pi->paylen > len)
+		return;		/* the in-order pass reports LOC_LEN_ERR */
+	if (!mrxe_sgl_copy(qp->pd, sge, wqe->num_sge, rm->offset,
+			   mrxe_pkt_payload(skb), pi->paylen, MRXE_COPY_TO_MR,
+			   IB_ACCESS_LOCAL_WRITE)) {
+		rm->placed = 1;
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_PLACED);
+	}
+}
+
+/*
+ * Place a MetaRoCE WRITE packet that arrived ahead of ePSN at once, at its
+ * own RETH's VA + MRH offset (wire-format.rst "Header stack and
+ * placement"), checked against its own R_Key for its own bytes.  It stays
+ * held: the in-order pass (resp_write()) still checks the message as IBA
+ * 9.7.4.1.4 does, NAKs what is wrong, completes WRITE with immediate in
+ * order, and only skips the copy.  Anything that does not check out here
+ * is simply not placed early; the in-order pass then decides.
+ */
+static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	u32 mtu = qp->pipe.attr.mtu;
+	struct mrxe_mr *mr = NULL;
+	struct mrxe_reth reth;
+	unsigned long flags;
+	int access;
+
+	if (pi->mask & MRXE_M_SEND) {
+		resp_meta_place_send(qp, skb);
+		return;
+	}
+	if (!(pi->mask & MRXE_M_WRITE) || (pi->mask & MRXE_M_ATOMIC_WRITE) ||
+	    !pi->paylen)
+		return;
+	/* modify_qp may change the enables in RTR/RTS: state_lock */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	access = qp->attr.qp_access_flags;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (!(access & IB_ACCESS_REMOTE_WRITE))
+		return;
+	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
+	/* an MTU-sized packet at an MTU boundary inside the message */
+	if (rm->offset % mtu || (u64)rm->offset + pi->paylen > reth.len ||
+	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != mtu) ||
+	    ((pi->mask & MRXE_M_LAST) &&
+	     rm->offset + pi->paylen != reth.len))
+		return;
+	if (mrxe_rkey_resolve(qp, reth.rkey, reth.va + rm->offset,
+			      pi->paylen, IB_ACCESS_REMOTE_WRITE, &mr))
+		return;
+	if (!mrxe_mr_copy(mr, reth.va + rm->offset, mrxe_pkt_payload(skb),
+			  pi->paylen, MRXE_COPY_TO_MR)) {
+		rm->placed = 1;
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_PLACED);
+	}
+	mrxe_mr_put(mr);
+}
+
 /* One request packet arrived: window verdict, hold it, or answer a dup. */
 static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 {
@@ -1271,6 +1421,8 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		/* a READ takes one PSN per response packet (IBA 9.7.4.1.6) */
 		for (i = 1; i < n; i++)
 			mrxe_reorder_accept(&m->rcv.rw, mrxe_psn_add(psn, i));
+		if (psn != qp->resp.psn)
+			resp_meta_place(qp, skb);
 		m->stash[psn & (MRXE_PKT_RING - 1)] = skb;
 		m->ack_pending = true;
 		return;

@@ -419,6 +419,12 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 		if (!qp->resp.wqe)
 			goto err;
 	}
+	/* MetaRoCE SEND placement on arrival reads ahead in an RQ only */
+	if (rq && !qp->srq) {
+		qp->resp.peek = kzalloc(qp->resp.wqe_size, GFP_KERNEL);
+		if (!qp->resp.peek)
+			goto err;
+	}
 	qp->resp.nres = MRXE_MAX_QP_RD_ATOM;
 	qp->resp.res = kcalloc(qp->resp.nres, sizeof(*qp->resp.res),
 			       GFP_KERNEL);
@@ -438,6 +444,8 @@ err:
 	qp->pipe.av = NULL;
 	kfree(qp->resp.wqe);
 	qp->resp.wqe = NULL;
+	kfree(qp->resp.peek);
+	qp->resp.peek = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 	return err;
@@ -483,6 +491,8 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	qp->pipe.av = NULL;
 	kfree(qp->resp.wqe);
 	qp->resp.wqe = NULL;
+	kfree(qp->resp.peek);
+	qp->resp.peek = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 }

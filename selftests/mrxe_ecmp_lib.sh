@@ -200,19 +200,23 @@ ecmp_dropped() {
 ecmp_paths_poll() {
 	local f=$1
 	ECMP_POLL_FILE=$f
-	rm -f "$f" "$f.raw" "$f.sawdead" "$f.sawdead.raw"
-	(
-		while :; do
-			ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.new" 2>/dev/null
-			# a QP with at least one path (the GSI QP lists none)
-			if grep -Eq '"path_list": ?\[ ?\{' "$f.new"; then
-				grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
-				mv "$f.new" "$f.raw"
-			fi
-			sleep 0.2
-		done
-	) &
-	ECMP_POLL_PID=$!
+	rm -f "$f" "$f.raw" "$f.sawdead" "$f.sawdead.raw" "$f.failed"
+	poll_start 0.2 ecmp_paths_poll_once "$f"
+	ECMP_POLL_PID=$POLL_PID
+}
+
+ecmp_paths_poll_once() {
+	local f=$1 rc=0
+	ip netns exec "$NS_B" "$MRXECTL" -j qp show "$DEV_B" > "$f.new" 2>"$f.err" || rc=$?
+	# for a failure report: what the last poll saw
+	{ echo "poll at $(date +%T.%N) rc $rc"; head -c 2000 "$f.new" "$f.err"; } > "$f.last"
+	[ $rc = 0 ] || cp "$f.last" "$f.failed"
+	# a QP with at least one path (the GSI QP lists none)
+	if grep -Eq '"path_list": ?\[ ?\{' "$f.new"; then
+		grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
+		mv "$f.new" "$f.raw"
+	fi
+	return 0
 }
 
 # ecmp_paths_filter RAW: the RC QPs with paths of a snapshot (JSON list;
@@ -225,14 +229,22 @@ if d: print(json.dumps(d))' "$1"
 
 ecmp_paths_stop() {
 	local f=${ECMP_POLL_FILE:-}
-	[ -n "${ECMP_POLL_PID:-}" ] && kill "$ECMP_POLL_PID" 2>/dev/null
-	wait "$ECMP_POLL_PID" 2>/dev/null || true
+	POLL_PID=${ECMP_POLL_PID:-}
+	poll_stop
 	ECMP_POLL_PID=
 	[ -n "$f" ] || return 0
 	ECMP_POLL_FILE=
 	[ -s "$f.raw" ] && ecmp_paths_filter "$f.raw" > "$f"
 	[ -s "$f.sawdead.raw" ] && ecmp_paths_filter "$f.sawdead.raw" > "$f.sawdead"
-	[ -s "$f" ] || rm -f "$f"
+	if [ ! -s "$f" ]; then
+		rm -f "$f"
+		echo "path poller: no snapshot with an RC QP's paths; last poll:"
+		sed 's/^/  /' "$f.last" 2>/dev/null
+	fi
+	if [ -s "$f.failed" ]; then
+		echo "path poller: a poll failed (the last such):"
+		sed 's/^/  /' "$f.failed"
+	fi
 	[ -s "$f.sawdead" ] || rm -f "$f.sawdead"
 	return 0
 }

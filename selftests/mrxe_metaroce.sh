@@ -108,6 +108,10 @@ meta_loss() {
 	expect_gt "netem drops (data direction)" "$drops" 0 || return 1
 	expect_gt "MetaRoCE retransmissions" "$retx" 0 || return 1
 	echo "retransmitted/dropped: $retx/$drops, detected spurious: $spur"
+	# WRITE packets behind a hole are placed when they arrive, not when
+	# the hole is filled (verify_run checked every byte afterwards)
+	expect_gt "WRITE packets placed on arrival" \
+		"$(pair_stat meta_placed_on_arrival)" 0 || return 1
 	# Selective repeat resends what was lost; go-back-N resends 20-70x the
 	# loss here (bench/results).  Retransmissions the sender later found
 	# unnecessary (a guest or work-item stall made a packet look lost: TCG
@@ -144,22 +148,19 @@ test_meta_read_loss() {
 # win_run WINDOW|- TAG: three 64 MiB WRITEs from DEV_B with that device
 # window (- keeps the default) while `mrxectl -j qp show` samples the
 # client QP; prints the largest sq_psn - comp_psn seen (packets in flight).
+win_sample() {
+	run_b "$MRXECTL" -j qp show "$DEV_B" >> "$1" 2>/dev/null
+	echo >> "$1"
+}
+
 win_run() {
-	local snap=$XFER_TMP/win.$2 pid
+	local snap=$XFER_TMP/win.$2
 	[ "$1" = - ] || run_b "$MRXECTL" dev set "$DEV_B" window "$1"
 	run_b "$MRXECTL" -j dev show "$DEV_B" | python3 -c 'import json,sys; print("device window:", json.load(sys.stdin)[0]["window"])' >&2
 	: > "$snap"
-	(
-		while :; do
-			run_b "$MRXECTL" -j qp show "$DEV_B" >> "$snap" 2>/dev/null
-			echo >> "$snap"
-			sleep 0.05
-		done
-	) &
-	pid=$!
+	poll_start 0.05 win_sample "$snap"
 	verify_run --mode metaroce --mtu 1024 --iters 3 --ops write --sizes 64M >&2
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
+	poll_stop
 	python3 - "$snap" "$1" <<'PY'
 import json, sys
 text, want = open(sys.argv[1]).read(), sys.argv[2]
@@ -214,7 +215,9 @@ test_meta_reorder() {
 	spur=$(pair_stat meta_spurious_retrans)
 	ooo=$(pair_stat meta_ooo_pkts)
 	echo "retransmissions under pure reordering: $retx (detected spurious: $spur)"
-	expect_gt "packets placed out of order" "$ooo" 0 || return 1
+	expect_gt "packets accepted out of order" "$ooo" 0 || return 1
+	expect_gt "WRITE packets placed on arrival" \
+		"$(pair_stat meta_placed_on_arrival)" 0 || return 1
 	# RACK never takes in-window reordering for loss, but a guest stall
 	# fires tail-loss probes and RTOs (timers, not reordering): those are
 	# reported (detected spurious or not) and must stay under 1% of the
@@ -225,6 +228,21 @@ test_meta_reorder() {
 		echo "FAILED: $retx retransmissions under pure reordering, $ooo placed out of order"
 		return 1
 	fi
+}
+
+# SEND only, reordered: SEND packets ahead of ePSN are placed in the
+# receive WQE their MRH RSN names, at their offset, on arrival (every byte
+# verified afterwards; WRITE is not in the run, so the counter is SEND's).
+test_meta_send_placed() {
+	local placed
+	meta_setup 1500
+	netem_set delay 20ms 1ms
+	verify_run --mode metaroce --mtu 1024 --iters 2 --ops send \
+		--sizes 1,mtu+1,1M,4M
+	meta_stats
+	placed=$(pair_stat meta_placed_on_arrival)
+	echo "SEND packets placed on arrival: $placed, accepted out of order: $(pair_stat meta_ooo_pkts)"
+	expect_gt "SEND packets placed on arrival" "$placed" 0
 }
 
 test_meta_duplicate() {
@@ -324,6 +342,7 @@ mrxe_run_tests \
 	test_meta_loss_5pct \
 	test_meta_read_loss \
 	test_meta_reorder \
+	test_meta_send_placed \
 	test_meta_window \
 	test_meta_duplicate \
 	test_meta_all_faults \

@@ -26,7 +26,9 @@
 #                on one link;
 #   bad_paths    --paths 17 and 4 paths on a standard QP: EINVAL at create;
 #                device default 0 / 17: rejected with the argument named;
-#   mixed        server 3 paths, client 2, both directions (--reverse).
+#   mixed        server 3 paths, client 2, both directions (--reverse);
+#   sixteen      a 16-path QP is listed whole by `mrxectl qp show` (one
+#                QP and the dump) while it transfers.
 # Sized for TCG: 16 Mbit/s per link.
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-300}
@@ -336,6 +338,40 @@ test_mixed_counts() {
 		{ echo "FAILED: path counts not 2 (client) and 3 (server)"; return 1; }
 }
 
+# 16 paths (MRXE_MAX_PATHS): `mrxectl qp show DEV qpn N` (one reply) and
+# the dump both list all 16 while the transfer runs.  A QP this large did
+# not fit a one-page netlink message: the reply failed and a dump whose
+# large skb allocation failed skipped the QP (the poller then saw nothing).
+test_sixteen_paths() {
+	local j=$XFER_TMP/p16 qpn sp
+	mp_setup 2
+	(
+		mp_run --mode metaroce -- --mode metaroce --paths 16 --mtu 1024 \
+			--iters 1 --ops write,send --sizes 16M > "$j.out" 2>&1
+		echo $? > "$j.rc"
+	) &
+	sp=$!
+	wait_for 60 eval 'run_b "$MRXECTL" -j qp show "$DEV_B" > "$j.dump" 2>&1 &&
+		grep -Eq "\"paths\": ?16[,}]" "$j.dump"' ||
+		{ wait $sp; cat "$j.dump" "$j.out"; echo "FAILED: the dump never listed the 16-path QP"; return 1; }
+	qpn=$(python3 -c 'import json,sys
+q = [x for x in json.load(open(sys.argv[1])) if x["paths"] == 16][0]
+assert len(q["path_list"]) == 16, q["path_list"]
+assert len({p["sport"] for p in q["path_list"]}) == 16, q["path_list"]
+print(q["qpn"])' "$j.dump") || { wait $sp; echo "FAILED: dump: $(cat "$j.dump")"; return 1; }
+	run_b "$MRXECTL" -j qp show "$DEV_B" qpn "$qpn" > "$j.one" 2>&1
+	local rc=$?
+	wait $sp
+	cat "$j.out"
+	[ $rc = 0 ] || { cat "$j.one"; echo "FAILED: qp show qpn $qpn"; return 1; }
+	python3 -c 'import json,sys
+q = json.load(open(sys.argv[1]))[0]
+print("qp show qpn", q["qpn"], "paths", q["paths"], "ports", [p["sport"] for p in q["path_list"]])
+assert len(q["path_list"]) == 16, q' "$j.one" || { echo "FAILED: reply: $(cat "$j.one")"; return 1; }
+	[ "$(cat "$j.rc")" = 0 ] || { echo "FAILED: transfer failed"; return 1; }
+}
+
 mrxe_run_tests test_ecmp_fabric test_spread_2 test_spread_4 test_spread_8 \
 	test_blackhole_reverse \
-	test_blackhole test_standard_one_link test_bad_paths test_mixed_counts
+	test_blackhole test_standard_one_link test_bad_paths test_mixed_counts \
+	test_sixteen_paths

@@ -325,6 +325,24 @@ stat_value() {
 }
 
 # pair_stat NAME: counter NAME summed over both devices (DEV_A + DEV_B).
+# poll_start INTERVAL CMD [ARGS...]: run CMD every INTERVAL seconds in the
+# background until poll_stop.  Tests run under set -e: errexit is off in
+# the loop, so one failed poll does not end it (it once ended a path poller
+# at its first failure, and a test then saw no snapshot at all).
+poll_start() {
+	local iv=$1
+	shift
+	( set +e; while :; do "$@"; sleep "$iv"; done ) &
+	POLL_PID=$!
+}
+
+poll_stop() {
+	[ -n "${POLL_PID:-}" ] || return 0
+	kill "$POLL_PID" 2>/dev/null
+	wait "$POLL_PID" 2>/dev/null || true
+	POLL_PID=
+}
+
 pair_stat() {
 	echo $(( $(stat_value "$DEV_A" "$1") + $(stat_value "$DEV_B" "$1") ))
 }

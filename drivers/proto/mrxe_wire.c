@@ -406,7 +406,9 @@ void mrxe_mrh_build(u8 *p, const struct mrxe_mrh *h)
 	p[1] = h->flags & 0xf0;
 	p[2] = h->path;
 	p[3] = h->path_gen;
-	p[4] = 0;
+	/* byte 4: RSN on SEND/WRITE, reserved (0) on the other classes */
+	p[4] = (h->cls == MRXE_MRH_SEND || h->cls == MRXE_MRH_WRITE) ?
+	       h->rsn : 0;
 	mrxe_put24(p + 5, h->msn & MRXE_MSN_MASK);
 	mrxe_put32(p + 8, h->offset);
 	mrxe_put32(p + 12, h->tsval);
@@ -420,12 +422,15 @@ int mrxe_mrh_parse(const u8 *p, struct mrxe_mrh *h)
 	h->flags = p[1];
 	h->path = p[2];
 	h->path_gen = p[3];
+	h->rsn = p[4];
 	h->msn = mrxe_get24(p + 5);
 	h->offset = mrxe_get32(p + 8);
 	h->tsval = mrxe_get32(p + 12);
 	h->tsecr = mrxe_get32(p + 16);
-	if (h->version != MRXE_MRH_VERSION || (p[1] & 0x0f) || p[4] ||
+	if (h->version != MRXE_MRH_VERSION || (p[1] & 0x0f) ||
 	    h->cls < MRXE_MRH_SEND || h->cls > MRXE_MRH_ACK)
+		return MRXE_PARSE_MRH;
+	if (p[4] && h->cls != MRXE_MRH_SEND && h->cls != MRXE_MRH_WRITE)
 		return MRXE_PARSE_MRH;
 	return 0;
 }

@@ -510,12 +510,21 @@ enum mrxe_mrh_class {
 #define MRXE_MRH_F_SYNC		0x20	/* first MetaRoCE packet after `auto` upgrade */
 #define MRXE_MRH_F_TSECR	0x10	/* tsecr is valid */
 
+/* MRH byte 4 of a SEND/WRITE packet: the RSN's low 8 bits. */
+#define MRXE_MRH_RSN_OFF	4
+
+static inline void mrxe_mrh_set_rsn(u8 *mrh, u32 rsn)
+{
+	mrh[MRXE_MRH_RSN_OFF] = (u8)rsn;
+}
+
 struct mrxe_mrh {
 	u8	version;	/* MRXE_MRH_VERSION */
 	u8	cls;		/* enum mrxe_mrh_class */
 	u8	flags;		/* MRXE_MRH_F_* */
 	u8	path;		/* path index, < MRXE_MAX_PATHS */
 	u8	path_gen;	/* bumped when the path's UDP source port changes */
+	u8	rsn;		/* SEND/WRITE: receive sequence number, low 8 bits */
 	u32	msn;		/* 24 bits: message sequence number */
 	u32	offset;		/* payload byte offset within the message */
 	u32	tsval;		/* sender clock, mrxe_mrh_ts() */

@@ -27,12 +27,13 @@ TEST(WireMeta, MrhRoundTripAndLayout)
 	h.flags = MRXE_MRH_F_ECE | MRXE_MRH_F_TSECR;
 	h.path = 13;
 	h.path_gen = 2;
+	h.rsn = 0x5a;
 	h.msn = 0xabcdef;
 	h.offset = 0x12345678;
 	h.tsval = 0xdeadbeef;
 	h.tsecr = 0x01020304;
 	mrxe_mrh_build(p, &h);
-	const u8 want[] = { 0x02, 0x90, 13, 2, 0, 0xab, 0xcd, 0xef,
+	const u8 want[] = { 0x02, 0x90, 13, 2, 0x5a, 0xab, 0xcd, 0xef,
 			    0x12, 0x34, 0x56, 0x78, 0xde, 0xad, 0xbe, 0xef,
 			    1, 2, 3, 4 };
 	EXPECT_EQ(std::vector<u8>(p, p + MRXE_MRH_LEN),
@@ -43,6 +44,7 @@ TEST(WireMeta, MrhRoundTripAndLayout)
 	EXPECT_EQ(g.flags, h.flags);
 	EXPECT_EQ(g.path, 13);
 	EXPECT_EQ(g.path_gen, 2);
+	EXPECT_EQ(g.rsn, 0x5a);
 	EXPECT_EQ(g.msn, 0xabcdefu);
 	EXPECT_EQ(g.offset, 0x12345678u);
 	EXPECT_EQ(g.tsval, 0xdeadbeefu);
@@ -67,8 +69,17 @@ TEST(WireMeta, MrhRejectsUnknownVersionClassAndReservedBits)
 	p[1] = 0x01;	// reserved flag bit
 	EXPECT_EQ(mrxe_mrh_parse(p, &g), MRXE_PARSE_MRH);
 	p[1] = 0;
-	p[4] = 1;	// reserved byte
+	p[4] = 1;	// RSN of a SEND
+	ASSERT_EQ(mrxe_mrh_parse(p, &g), 0);
+	EXPECT_EQ(g.rsn, 1);
+	p[0] = MRXE_MRH_READ_REQ;	// byte 4 is reserved on other classes
 	EXPECT_EQ(mrxe_mrh_parse(p, &g), MRXE_PARSE_MRH);
+	p[4] = 0;
+	EXPECT_EQ(mrxe_mrh_parse(p, &g), 0);
+	h.cls = MRXE_MRH_ACK;	// ... and built as 0 there
+	h.rsn = 7;
+	mrxe_mrh_build(p, &h);
+	EXPECT_EQ(p[4], 0);
 }
 
 TEST(WireMeta, ClassAndHeaderStack)
