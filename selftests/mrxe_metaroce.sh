@@ -245,6 +245,22 @@ test_meta_send_placed() {
 	expect_gt "SEND packets placed on arrival" "$placed" 0
 }
 
+# Both ends take their receives from an SRQ, every op both ways, under
+# reordering and 1% loss: SENDs are held and executed in PSN order (no
+# placement on arrival into an SRQ), WRITEs are placed on arrival.
+test_meta_srq() {
+	meta_setup 1500
+	netem_set delay 5ms 1ms loss 1%
+	MRXE_VERIFY_SERVER_ARGS=--srq verify_run --mode metaroce --srq \
+		--mtu 1024 --iters 1 --ops "$META_OPS" --reverse \
+		--sizes 0,1,mtu-1,mtu+1,1M,4M
+	meta_stats
+	expect_mode metaroce &&
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0 &&
+	expect_gt "packets accepted out of order" "$(pair_stat meta_ooo_pkts)" 0
+}
+
 test_meta_duplicate() {
 	meta_setup 1500
 	netem_set duplicate 5%
@@ -343,6 +359,7 @@ mrxe_run_tests \
 	test_meta_read_loss \
 	test_meta_reorder \
 	test_meta_send_placed \
+	test_meta_srq \
 	test_meta_window \
 	test_meta_duplicate \
 	test_meta_all_faults \

@@ -374,6 +374,7 @@ verify_run() {
 	xfer_pair 1800 "tcp:$PORT" \
 		"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
 			--dev "$DEV_A" --gid-index "$GID_A" \
+			${MRXE_VERIFY_SERVER_ARGS:-} \
 		-- \
 		"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
 			--dev "$DEV_B" --gid-index "$GID_B" \

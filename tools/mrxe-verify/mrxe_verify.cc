@@ -150,6 +150,7 @@ struct Options {
 	int iters = 2;
 	int nsge = 1;
 	bool use_inline = false;
+	bool use_srq = false;	// this side's receives come from an SRQ
 	int timeout = 120;	// seconds per operation
 	int connect_timeout = 30;
 	bool busy_poll = false;
@@ -192,6 +193,7 @@ void usage(FILE *f)
 "  --iters N               iterations per size (default 2)\n"
 "  --sge N                 split every local buffer into N SGEs (default 1)\n"
 "  --inline                post inline when the size allows\n"
+"  --srq                   this side's QP takes its receives from an SRQ\n"
 "  --timeout SECS          per-operation completion timeout (default 120)\n"
 "  --connect-timeout SECS  client: retry connecting this long (default 30)\n"
 "  --busy-poll             poll the CQ instead of waiting for CQ events\n"
@@ -312,7 +314,7 @@ int parse_args(int argc, char **argv, Options &o)
 	enum {
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
-		O_ITERS, O_SGE, O_INLINE, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
+		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
 		O_FAULT, O_MODE, O_PATHS,
 	};
 	static const struct option lopts[] = {
@@ -332,6 +334,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "iters", required_argument, nullptr, O_ITERS },
 		{ "sge", required_argument, nullptr, O_SGE },
 		{ "inline", no_argument, nullptr, O_INLINE },
+		{ "srq", no_argument, nullptr, O_SRQ },
 		{ "timeout", required_argument, nullptr, O_TIMEOUT },
 		{ "connect-timeout", required_argument, nullptr, O_CTIMEOUT },
 		{ "busy-poll", no_argument, nullptr, O_BUSY },
@@ -408,6 +411,7 @@ int parse_args(int argc, char **argv, Options &o)
 				return bad("--sge", optarg);
 			break;
 		case O_INLINE: o.use_inline = true; break;
+		case O_SRQ: o.use_srq = true; break;
 		case O_TIMEOUT:
 			if (!parse_num(std::string_view(optarg), o.timeout) ||
 			    o.timeout < 1 || o.timeout > 86400)
@@ -738,6 +742,7 @@ using ChannelPtr = std::unique_ptr<ibv_comp_channel,
 				   Deleter<ibv_destroy_comp_channel>>;
 using CqPtr = std::unique_ptr<ibv_cq, Deleter<ibv_destroy_cq>>;
 using QpPtr = std::unique_ptr<ibv_qp, Deleter<ibv_destroy_qp>>;
+using SrqPtr = std::unique_ptr<ibv_srq, Deleter<ibv_destroy_srq>>;
 
 class Buffer {
 public:
@@ -796,6 +801,7 @@ struct Local {
 	CqPtr cq;
 	std::unique_ptr<Buffer> src, dst;
 	MrPtr src_mr, dst_mr;
+	SrqPtr srq;	// before qp: the QP is destroyed first
 	QpPtr qp;
 
 	ibv_device_attr dev_attr = {};
@@ -1069,6 +1075,20 @@ bool create_resources(const Options &o, Local &l, uint64_t max_size)
 	ia.cap.max_send_sge = std::min<uint32_t>(o.nsge, l.dev_attr.max_sge);
 	ia.cap.max_recv_sge = std::min<uint32_t>(o.nsge, l.dev_attr.max_sge);
 	ia.cap.max_inline_data = o.use_inline ? 64 : 0;
+	if (o.use_srq) {
+		ibv_srq_init_attr sa = {};
+		sa.attr.max_wr = ia.cap.max_recv_wr;
+		sa.attr.max_sge = ia.cap.max_recv_sge;
+		l.srq.reset(ibv_create_srq(l.pd.get(), &sa));
+		if (!l.srq) {
+			errorf("ibv_create_srq(wr %u, sge %u): %s", sa.attr.max_wr,
+			       sa.attr.max_sge, std::strerror(errno));
+			return false;
+		}
+		ia.srq = l.srq.get();
+		ia.cap.max_recv_wr = 0;
+		ia.cap.max_recv_sge = 0;
+	}
 	if (!o.mode.empty())
 		l.qp.reset(create_qp_mode(o, l, ia));
 	else
@@ -1081,8 +1101,11 @@ bool create_resources(const Options &o, Local &l, uint64_t max_size)
 		return false;
 	}
 	l.max_inline = o.use_inline ? ia.cap.max_inline_data : 0;
+	uint32_t recv_sge = o.use_srq ? std::min<uint32_t>(o.nsge,
+							   l.dev_attr.max_sge)
+				      : ia.cap.max_recv_sge;
 	l.max_sge = std::max<uint32_t>(1, std::min(ia.cap.max_send_sge,
-						   ia.cap.max_recv_sge));
+						   recv_sge));
 	std::mt19937 rng(std::random_device{}());
 	l.psn = rng() & 0xffffff;
 
@@ -1419,9 +1442,12 @@ bool prepare(Side &s, const CaseSpec &c, std::string &err)
 			wr.wr_id = wrid(c.id, WR_RECV, 0);
 			wr.sg_list = sg.data();
 			wr.num_sge = (int)sg.size();
-			int e = ibv_post_recv(s.l.qp.get(), &wr, &bad);
+			int e = s.l.srq ? ibv_post_srq_recv(s.l.srq.get(), &wr, &bad)
+					: ibv_post_recv(s.l.qp.get(), &wr, &bad);
 			if (e) {
-				err = std::string("ibv_post_recv: ") + std::strerror(e);
+				err = std::string(s.l.srq ? "ibv_post_srq_recv: "
+						  : "ibv_post_recv: ") +
+				      std::strerror(e);
 				return false;
 			}
 		}
