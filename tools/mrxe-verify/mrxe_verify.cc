@@ -1000,6 +1000,7 @@ ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
 	ax.recv_cq = ia.recv_cq;
 	ax.qp_type = ia.qp_type;
 	ax.sq_sig_all = ia.sq_sig_all;
+	ax.srq = ia.srq;
 	ax.cap = ia.cap;
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ax.pd = l.pd.get();
