@@ -1522,6 +1522,38 @@ std::string initiate(Side &s, const CaseSpec &c)
 	return "ok";
 }
 
+// The control connection died mid-run (the server's process or its device
+// went).  Say what the data path does now: a signaled 1-byte RDMA WRITE to
+// the peer's buffer.  With the peer gone it ends with an error completion
+// (retry exceeded after the transport's retries), which is what a verbs
+// user with a vanished peer sees; "ok" if the peer's QP still answers.
+std::string probe_peer(Side &s)
+{
+	ibv_sge sg = {};
+	sg.addr = (uintptr_t)(s.l.src->data() + kSlack);
+	sg.length = 1;
+	sg.lkey = s.l.src_mr->lkey;
+	ibv_send_wr wr = {}, *bad = nullptr;
+	wr.wr_id = wrid(0, WR_SEND, 0);
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = s.r.dst_addr + kSlack;
+	wr.wr.rdma.rkey = s.r.dst_rkey;
+	int e = ibv_post_send(s.l.qp.get(), &wr, &bad);
+	if (e)
+		return std::string("probe: ibv_post_send: ") + std::strerror(e);
+	ibv_wc wc;
+	if (!wait_wc(s.l, wr.wr_id, s.o.timeout, wc))
+		return g_device_lost ? "probe: device lost"
+				     : "probe: no completion";
+	if (wc.status != IBV_WC_SUCCESS)
+		return std::string("probe WRITE: completion error: ") +
+		       ibv_wc_status_str(wc.status);
+	return "ok";
+}
+
 std::string hex8(uint8_t v)
 {
 	char b[8];
@@ -1870,16 +1902,32 @@ int run_client(const Options &o)
 						errorf("%s", err.c_str());
 						return 1;
 					}
-					if (!conn->send_line(case_line(c)))
+					// control connection gone mid-case: report
+					// what the data path says (RC: probe it)
+					auto lost = [&]() {
+						std::string why = st;
+						if (why == "ok" && o.qpt == IBV_QPT_RC &&
+						    !g_device_lost)
+							why = probe_peer(side);
+						std::printf("not ok %u - %s # control connection "
+							    "lost; client: %s\n1..%u\n",
+							    c.id, name.c_str(),
+							    why == "ok" ? "probe WRITE completed"
+									: why.c_str(),
+							    c.id);
+						std::fflush(stdout);
 						return 1;
+					};
+					if (!conn->send_line(case_line(c)))
+						return lost();
 					auto ready = conn->expect("READY", msg_to);
 					if (!ready)
-						return 1;
+						return lost();
 					std::string sst = decode_status((*ready)["st"]);
 					if (c.i_am_initiator(false))
 						st = initiate(side, c);
 					if (!conn->send_line("DONE st=" + encode_status(st)))
-						return 1;
+						return lost();
 					if (c.i_am_target(false))
 						verdict = verify(side, c, st != "ok" || sst != "ok");
 					if (g_device_lost) {
@@ -1892,7 +1940,7 @@ int run_client(const Options &o)
 					}
 					auto res = conn->expect("RESULT", msg_to);
 					if (!res)
-						return 1;
+						return lost();
 					sverdict = decode_status((*res)["st"]);
 					double ms = std::chrono::duration<double, std::milli>(
 						Clock::now() - t0).count();
