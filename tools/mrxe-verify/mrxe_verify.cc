@@ -50,6 +50,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -527,6 +528,17 @@ class Conn {
 public:
 	explicit Conn(Fd fd) : fd_(std::move(fd)) {}
 
+	// While waiting for the peer, also watch @fd (the device's async
+	// event fd): when it wakes up, @gone(revents) handles the event and
+	// says whether the device went away (then the wait ends).  A peer
+	// behind a deleted veth never closes the connection: without this a
+	// survivor waited for the message timeout.
+	void watch(int fd, std::function<bool(short)> gone)
+	{
+		watch_fd_ = fd;
+		gone_ = std::move(gone);
+	}
+
 	bool send_line(const std::string &line)
 	{
 		std::string l = line + "\n";
@@ -572,15 +584,19 @@ public:
 				       timeout_s);
 				return std::nullopt;
 			}
-			struct pollfd pfd = { fd_.get(), POLLIN, 0 };
-			int r = ::poll(&pfd, 1, (int)std::min<long long>(left, 1000));
+			struct pollfd pfd[2] = { { fd_.get(), POLLIN, 0 },
+						 { watch_fd_, POLLIN, 0 } };
+			int r = ::poll(pfd, watch_fd_ >= 0 ? 2 : 1,
+				       (int)std::min<long long>(left, 1000));
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0) {
 				errorf("control connection: poll: %s", std::strerror(errno));
 				return std::nullopt;
 			}
-			if (r == 0)
+			if (watch_fd_ >= 0 && pfd[1].revents && gone_(pfd[1].revents))
+				return std::nullopt;
+			if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			char tmp[4096];
 			ssize_t n = ::recv(fd_.get(), tmp, sizeof(tmp), 0);
@@ -628,6 +644,8 @@ public:
 
 private:
 	Fd fd_;
+	int watch_fd_ = -1;
+	std::function<bool(short)> gone_;
 	std::string buf_;
 };
 
@@ -1255,6 +1273,32 @@ void note_device_lost(Local &l, const char *what)
 	errorf("device lost: %s: %s (%s)", what, std::strerror(errno), ev.c_str());
 }
 
+// The device's async fd woke up: take one event.  True when the device
+// is gone (IBV_EVENT_DEVICE_FATAL, or an fd in error with nothing to read).
+bool async_device_gone(Local &l, short revents)
+{
+	ibv_async_event e;
+	int fl = fcntl(l.ctx->async_fd, F_GETFL);
+
+	if (fl >= 0 && !(fl & O_NONBLOCK))
+		fcntl(l.ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	if (ibv_get_async_event(l.ctx.get(), &e)) {
+		if (!(revents & (POLLERR | POLLHUP)))
+			return false;
+		g_device_lost = true;
+		errorf("device lost: async event fd in error (device fatal)");
+		return true;
+	}
+	auto type = e.event_type;
+	ibv_ack_async_event(&e);
+	if (type != IBV_EVENT_DEVICE_FATAL)
+		return false;
+	g_device_lost = true;
+	errorf("device lost: async event IBV_EVENT_DEVICE_FATAL while waiting "
+	       "for the peer");
+	return true;
+}
+
 // Polls until the completion of wr_id is available.  Returns false on
 // timeout or on a CQ error; a completion with an error status is returned
 // normally for the caller to report.
@@ -1710,6 +1754,8 @@ int run_server(const Options &o)
 	so.use_inline = inl != 0;
 	if (!create_resources(so, l, maxsz))
 		return 1;
+	conn->watch(l.ctx->async_fd,
+		    [&l](short ev) { return async_device_gone(l, ev); });
 	if (!conn->send_line(info_line(l, 0)))
 		return 1;
 	auto cinfo = conn->expect("INFO", msg_to);
@@ -1823,6 +1869,8 @@ int run_client(const Options &o)
 		return 1;
 	if (!create_resources(o, l, maxsz))
 		return 1;
+	conn->watch(l.ctx->async_fd,
+		    [&l](short ev) { return async_device_gone(l, ev); });
 	int local_mtu = mtu_bytes(l.port_attr.active_mtu);
 	int pmtu = o.mtu ? o.mtu : std::min(local_mtu, r.active_mtu);
 	if (!valid_mtu(pmtu)) {
@@ -1905,6 +1953,14 @@ int run_client(const Options &o)
 					// control connection gone mid-case: report
 					// what the data path says (RC: probe it)
 					auto lost = [&]() {
+						if (g_device_lost) {
+							std::printf("not ok %u - %s # client: device lost\n"
+								    "# device lost: run ended, %u case(s) "
+								    "passed before\n1..%u\n",
+								    c.id, name.c_str(), pass, c.id);
+							std::fflush(stdout);
+							return 1;
+						}
 						std::string why = st;
 						if (why == "ok" && o.qpt == IBV_QPT_RC &&
 						    !g_device_lost)
