@@ -211,8 +211,9 @@ ecmp_paths_poll_once() {
 	# for a failure report: what the last poll saw
 	{ echo "poll at $(date +%T.%N) rc $rc"; head -c 2000 "$f.new" "$f.err"; } > "$f.last"
 	[ $rc = 0 ] || cp "$f.last" "$f.failed"
-	# a QP with at least one path (the GSI QP lists none)
-	if grep -Eq '"path_list": ?\[ ?\{' "$f.new"; then
+	# an RC QP (the GSI QP lists its one path too: a snapshot taken after
+	# the transfer's QP went must not replace the last one with it)
+	if grep -Eq '"type": ?"RC"' "$f.new"; then
 		grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
 		mv "$f.new" "$f.raw"
 	fi
