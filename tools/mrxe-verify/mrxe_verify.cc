@@ -1253,24 +1253,39 @@ bool g_device_lost;
 
 void note_device_lost(Local &l, const char *what)
 {
+	int err = errno;
 	std::string ev = "no async event";
 	int fd = l.ctx->async_fd;
 	int fl = fcntl(fd, F_GETFL);
+	auto deadline = Clock::now() + std::chrono::seconds(2);
 
 	g_device_lost = true;
+	// The removal's IBV_EVENT_DEVICE_FATAL can be queued after the CQ fd
+	// failed, behind other events (a GID table change): wait for it a
+	// moment instead of reporting whatever came first.
 	if (fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0) {
-		ibv_async_event e;
-		while (ibv_get_async_event(l.ctx.get(), &e) == 0) {
-			ev = std::string("async event ") +
-			     (e.event_type == IBV_EVENT_DEVICE_FATAL ?
-				      "IBV_EVENT_DEVICE_FATAL: " : "") +
-			     ibv_event_type_str(e.event_type);
-			ibv_ack_async_event(&e);
-			if (e.event_type == IBV_EVENT_DEVICE_FATAL)
+		while (true) {
+			ibv_async_event e;
+			if (ibv_get_async_event(l.ctx.get(), &e) == 0) {
+				auto type = e.event_type;
+				ev = std::string("async event ") +
+				     (type == IBV_EVENT_DEVICE_FATAL ?
+					      "IBV_EVENT_DEVICE_FATAL: " : "") +
+				     ibv_event_type_str(type);
+				ibv_ack_async_event(&e);
+				if (type == IBV_EVENT_DEVICE_FATAL)
+					break;
+				continue;
+			}
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				deadline - Clock::now()).count();
+			struct pollfd p = { fd, POLLIN, 0 };
+			if (left <= 0 || ::poll(&p, 1, (int)left) <= 0 ||
+			    !(p.revents & POLLIN))
 				break;
 		}
 	}
-	errorf("device lost: %s: %s (%s)", what, std::strerror(errno), ev.c_str());
+	errorf("device lost: %s: %s (%s)", what, std::strerror(err), ev.c_str());
 }
 
 // The device's async fd woke up: take one event.  True when the device
