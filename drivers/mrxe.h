@@ -105,7 +105,7 @@ enum mrxe_counter {
 	MRXE_CNT_XMIT_NO_ROUTE,		/* no route/address: netdev down, addr gone */
 	MRXE_CNT_FLUSH_EXECUTED,	/* RDMA FLUSH requests executed */
 	MRXE_CNT_ATOMIC_WRITE_EXECUTED,	/* RDMA ATOMIC WRITEs placed */
-	MRXE_CNT_META_PLACED,		/* WRITE packets placed ahead of ePSN */
+	MRXE_CNT_META_PLACED,		/* WRITE/SEND packets placed ahead of ePSN */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -117,7 +117,7 @@ struct mrxe_rx_meta {
 	u8	meta;		/* TVer 1 packet, MRH stripped */
 	u8	cap;		/* BTH MRXE_BTH_META_CAP (TVer 0) */
 	u8	flags;		/* MRH flags */
-	u8	placed;		/* WRITE payload placed on arrival (resp) */
+	u8	placed;		/* WRITE/SEND payload placed on arrival */
 	u16	sport;		/* UDP source port (the sender's path entropy) */
 	u8	rsn;		/* MRH RSN (SEND/WRITE), low 8 bits */
 	u32	msn;

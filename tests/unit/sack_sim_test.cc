@@ -343,52 +343,59 @@ void add(SimResult *t, const SimResult &r)
 	t->rto_max = r.rto_max > t->rto_max ? r.rto_max : t->rto_max;
 }
 
+// Runs @c with every seed of @fixed (plus the random ones), calls @check
+// on each result, prints the totals under @name and returns them.
+template <class Check>
+SimResult run_seeds(const SimCfg &c, std::vector<unsigned> fixed,
+		    const char *name, Check check)
+{
+	SimResult tot;
+	int runs = 0;
+
+	for (unsigned s : seeds(fixed)) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		SimResult r;
+		Sim sim(c, s);
+		bool ok = sim.run(&r);
+		EXPECT_TRUE(ok);
+		if (!ok)
+			break;
+		check(r);
+		add(&tot, r);
+		runs++;
+	}
+	print(name, c, tot, runs);
+	return tot;
+}
+
 // Loss but no reordering (constant delays): every retransmission repairs
 // exactly one dropped transmission.
 TEST(SackSim, LossWithoutReorderingRetransmitsExactlyTheLost)
 {
 	SimCfg c;
-	SimResult tot;
-	int runs = 0;
 
 	c.data_loss = 0.01;
-	for (unsigned s : seeds({ 1, 2, 3, 4, 5 })) {
-		SCOPED_TRACE("seed " + std::to_string(s));
-		SimResult r;
-		Sim sim(c, s);
-		ASSERT_TRUE(sim.run(&r));
+	run_seeds(c, { 1, 2, 3, 4, 5 }, "loss 1%", [&](const SimResult &r) {
 		EXPECT_GT(r.lost, 0u);
 		EXPECT_EQ(r.retransmits, r.lost);
 		EXPECT_EQ(r.spurious, 0u);
 		EXPECT_GE(r.rto_min, c.rto_floor);
 		EXPECT_LE(r.rto_max, c.rto_ceil);
-		add(&tot, r);
-		runs++;
-	}
-	print("loss 1%", c, tot, runs);
+	});
 }
 
 // Same at 5% loss, with jitter below the RACK window and ACK jitter.
 TEST(SackSim, HeavyLossSmallJitterRetransmitsExactlyTheLost)
 {
 	SimCfg c;
-	SimResult tot;
-	int runs = 0;
 
 	c.data_loss = 0.05;
 	c.data_jitter = 2 * kUs;
 	c.ack_jitter = 1 * kUs;
-	for (unsigned s : seeds({ 11, 12, 13 })) {
-		SCOPED_TRACE("seed " + std::to_string(s));
-		SimResult r;
-		Sim sim(c, s);
-		ASSERT_TRUE(sim.run(&r));
+	run_seeds(c, { 11, 12, 13 }, "loss 5% jitter 3us", [&](const SimResult &r) {
 		EXPECT_EQ(r.retransmits, r.lost);
 		EXPECT_EQ(r.spurious, 0u);
-		add(&tot, r);
-		runs++;
-	}
-	print("loss 5% jitter 3us", c, tot, runs);
+	});
 }
 
 // Pure in-window reordering (data jitter + ACK jitter < min_rtt / 4) and
@@ -396,56 +403,38 @@ TEST(SackSim, HeavyLossSmallJitterRetransmitsExactlyTheLost)
 TEST(SackSim, InWindowReorderingCausesNoRetransmission)
 {
 	SimCfg c;
-	SimResult tot;
-	int runs = 0;
 
 	c.data_jitter = 4 * kUs;	// min RTT 20 us: reo_wnd 5 us
 	c.ack_jitter = 0;
 	c.data_dup = 0.01;
-	for (unsigned s : seeds({ 21, 22, 23, 24 })) {
-		SCOPED_TRACE("seed " + std::to_string(s));
-		SimResult r;
-		Sim sim(c, s);
-		ASSERT_TRUE(sim.run(&r));
+	run_seeds(c, { 21, 22, 23, 24 }, "reorder<reo_wnd", [&](const SimResult &r) {
 		EXPECT_GT(r.ooo, 1000u);	// it did reorder
 		EXPECT_GT(r.dup_seen, 0u);
 		EXPECT_EQ(r.retransmits, 0u);
 		EXPECT_EQ(r.tlp, 0u);
 		EXPECT_EQ(r.rto, 0u);
-		add(&tot, r);
-		runs++;
-	}
-	print("reorder<reo_wnd", c, tot, runs);
+	});
 }
 
 // Heavy pure reordering as netem "delay 1ms 1ms" makes it: every packet
 // delayed 0..2x the base delay, far beyond min_rtt / 4, no loss, with
 // MetaRoCE's settings.  The sender must learn the reordering and stop
 // retransmitting: at most 0.2% of the packets are resent, all of them
-// found spurious, and none after the first tenth of the run.
+// found spurious.
 TEST(SackSim, HeavyReorderingIsLearnt)
 {
 	SimCfg c;
-	SimResult tot;
-	int runs = 0;
 
 	c.npkts = 40000;
 	c.data_delay = 10 * kUs;
 	c.data_jitter = 20 * kUs;
 	c.reo_persist = MRXE_SACK_REO_PERSIST_META;
 	c.reo_mult_max = MRXE_SACK_REO_MULT_META;
-	for (unsigned s : seeds({ 41, 42, 43, 44 })) {
-		SCOPED_TRACE("seed " + std::to_string(s));
-		SimResult r;
-		Sim sim(c, s);
-		ASSERT_TRUE(sim.run(&r));
+	run_seeds(c, { 41, 42, 43, 44 }, "reorder 0..2x delay", [&](const SimResult &r) {
 		EXPECT_GT(r.ooo, 10000u);	// it did reorder
 		EXPECT_LE(r.retransmits, c.npkts / 500);
 		EXPECT_EQ(r.retransmits, r.spurious);
-		add(&tot, r);
-		runs++;
-	}
-	print("reorder 0..2x delay", c, tot, runs);
+	});
 }
 
 // Everything at once, over many packets: 1% loss, data jitter beyond the
@@ -457,8 +446,6 @@ TEST(SackSim, HeavyReorderingIsLearnt)
 SimResult mixed(u16 persist, const char *name)
 {
 	SimCfg c;
-	SimResult tot;
-	int runs = 0;
 
 	c.npkts = 40000;
 	c.data_loss = 0.01;
@@ -470,21 +457,10 @@ SimResult mixed(u16 persist, const char *name)
 	c.ack_jitter = 2 * kUs;
 	c.max_blocks = 2;
 	c.reo_persist = persist;
-	for (unsigned s : seeds({ 31, 32, 33, 34, 35 })) {
-		SCOPED_TRACE("seed " + std::to_string(s));
-		SimResult r;
-		Sim sim(c, s);
-		bool ok = sim.run(&r);
-		EXPECT_TRUE(ok);
-		if (!ok)
-			break;
+	return run_seeds(c, { 31, 32, 33, 34, 35 }, name, [&](const SimResult &r) {
 		EXPECT_GE(r.rto_min, c.rto_floor);
 		EXPECT_LE(r.rto_max, c.rto_ceil);
-		add(&tot, r);
-		runs++;
-	}
-	print(name, c, tot, runs);
-	return tot;
+	});
 }
 
 TEST(SackSim, MixedImpairmentsRatioBounded)
