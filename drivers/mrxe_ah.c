@@ -70,12 +70,40 @@ int mrxe_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/*
+ * A UD WQE names its AH by number; the requester resolves it when it sends
+ * (mrxe_req.c).  A NIC captures the address vector at post time, so
+ * destroying an AH right after posting through it is harmless there (mckey
+ * does it).  So let the UD QPs of the AH's PD send what was posted before
+ * the AH goes (mrxe_pipe_linger, bounded).  A QP found in qp_xa under
+ * rcu_read_lock() is not freed before its reference is taken.
+ */
+static void mrxe_ah_linger(struct mrxe_dev *dev, struct mrxe_pd *pd)
+{
+	unsigned long idx;
+	struct mrxe_qp *qp;
+
+	rcu_read_lock();
+	xa_for_each(&dev->qp_xa, idx, qp) {
+		if (qp->pd != pd || qp->ibqp.qp_type != IB_QPT_UD ||
+		    !refcount_inc_not_zero(&qp->ref))
+			continue;
+		rcu_read_unlock();
+		mrxe_pipe_linger(qp, "AH");
+		mrxe_qp_put(qp);
+		rcu_read_lock();
+	}
+	rcu_read_unlock();
+}
+
 int mrxe_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct mrxe_dev *dev = to_mdev(ibah->device);
 	struct mrxe_ah *ah = to_mah(ibah);
 	unsigned long irqflags;
 
+	if (flags & RDMA_DESTROY_AH_SLEEPABLE)
+		mrxe_ah_linger(dev, to_mpd(ibah->pd));
 	xa_lock_irqsave(&dev->ah_xa, irqflags);
 	__xa_erase(&dev->ah_xa, ah->ah_num);
 	xa_unlock_irqrestore(&dev->ah_xa, irqflags);

@@ -36,6 +36,7 @@
 /* RC packets (PSNs) per message: half of the 2^23 outstanding, IBA 9.7.1 */
 #define MRXE_MAX_MSG_PKTS		(1U << 22)
 #define MRXE_DEFAULT_MTU		IB_MTU_1024
+#define MRXE_LINGER_MS			500	/* destroy_qp: UD/UC sends */
 #define MRXE_FLOW_LABEL_MASK		0xfffff	/* IPv6 flow label: 20 bits */
 
 #endif /* MRXE_PARAM_H */

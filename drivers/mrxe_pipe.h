@@ -275,6 +275,8 @@ struct mrxe_comp_state {
 /* create_qp, after queues exist; destroy_qp before queues go away (sync). */
 int mrxe_pipe_init(struct mrxe_qp *qp);
 void mrxe_pipe_cleanup(struct mrxe_qp *qp);
+/* destroy of a UD/UC QP or an AH: let posted sends leave first (may sleep) */
+void mrxe_pipe_linger(struct mrxe_qp *qp, const char *what);
 /*
  * modify_qp, called with the new attributes already stored in qp->attr and
  * qp->state (outside state_lock, process context).  Handles PSN init on

@@ -442,6 +442,8 @@ int mrxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct mrxe_dev *dev = to_mdev(ibqp->device);
 	struct mrxe_qp *qp = to_mqp(ibqp);
 
+	/* posted UD/UC sends leave before the QP goes (bounded) */
+	mrxe_pipe_linger(qp, "QP");
 	/* No multicast delivery to it from here on (takes no QP refs after). */
 	mrxe_mcast_qp_cleanup(qp);
 	/* Stop new lookups, then let RCU readers and packets drain. */

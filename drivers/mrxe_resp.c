@@ -25,6 +25,30 @@ static inline struct mrxe_sge *resp_sge(struct mrxe_qp *qp)
 	return (struct mrxe_sge *)(resp_wqe(qp) + 1);
 }
 
+/*
+ * A receive WQE copied out of a (user-writable) ring: its SGE count must
+ * fit the queue's max_sge and the slot, or it is treated as empty.
+ */
+static bool resp_wqe_sane(const struct mrxe_recv_wqe *wqe, u32 max_sge,
+			  u32 wqe_size)
+{
+	return wqe->num_sge <= max_sge &&
+	       MRXE_RECV_WQE_HDR_SIZE +
+	       (u64)wqe->num_sge * sizeof(struct mrxe_sge) <= wqe_size;
+}
+
+/* Bytes a (sane) receive WQE can hold: the sum of its SGE lengths. */
+static u64 resp_wqe_bytes(const struct mrxe_recv_wqe *wqe)
+{
+	const struct mrxe_sge *sge = (const struct mrxe_sge *)(wqe + 1);
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < wqe->num_sge; i++)
+		len += sge[i].length;
+	return len;
+}
+
 static void resp_put_mrs(struct mrxe_qp *qp)
 {
 	if (qp->resp.wr_mr) {
@@ -299,22 +323,14 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 	resp->has_wqe = true;
 	resp->offset = 0;
 	resp->rsn++;
-	if (resp_wqe(qp)->num_sge > max_sge ||
-	    MRXE_RECV_WQE_HDR_SIZE +
-	    (u64)resp_wqe(qp)->num_sge * sizeof(struct mrxe_sge) >
-	    resp->wqe_size)
+	if (!resp_wqe_sane(resp_wqe(qp), max_sge, resp->wqe_size))
 		resp_wqe(qp)->num_sge = 0;	/* holds nothing: LEN_ERR */
 	return 0;
 }
 
 static u64 resp_wqe_len(struct mrxe_qp *qp)
 {
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < resp_wqe(qp)->num_sge; i++)
-		len += resp_sge(qp)[i].length;
-	return len;
+	return resp_wqe_bytes(resp_wqe(qp));
 }
 
 static void resp_complete(struct mrxe_qp *qp, u32 status, u32 opcode,
@@ -947,10 +963,21 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
  * allows.  Checked once per message, on its first packet, before a receive
  * WQE, an R_Key or a length is looked at (as rxe's check_op_valid()).
  */
-static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
+static int resp_qp_access(struct mrxe_qp *qp)
 {
 	unsigned long flags;
-	int need, access;
+	int access;
+
+	/* modify_qp may change the enables in RTR/RTS: state_lock */
+	spin_lock_irqsave(&qp->state_lock, flags);
+	access = qp->attr.qp_access_flags;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return access;
+}
+
+static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
+{
+	int need;
 
 	/* FLUSH: its placement type decides, checked in resp_flush() */
 	if (!(mask & MRXE_M_FIRST) || (mask & MRXE_M_FLUSH))
@@ -963,11 +990,7 @@ static bool resp_qp_access_ok(struct mrxe_qp *qp, u32 mask)
 		need = IB_ACCESS_REMOTE_ATOMIC;
 	else
 		return true;
-	/* modify_qp may change the enables in RTR/RTS: state_lock */
-	spin_lock_irqsave(&qp->state_lock, flags);
-	access = qp->attr.qp_access_flags;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	return access & need;
+	return resp_qp_access(qp) & need;
 }
 
 /* IBA 9.7.5.2.1 / 9.8.3: the opcode must fit the previous packet. */
@@ -1288,11 +1311,7 @@ static struct mrxe_recv_wqe *resp_meta_send_wqe(struct mrxe_qp *qp,
 	       resp->wqe_size);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	wqe = (struct mrxe_recv_wqe *)resp->peek;
-	if (wqe->num_sge > qp->rq_max_sge ||
-	    MRXE_RECV_WQE_HDR_SIZE + (u64)wqe->num_sge *
-	    sizeof(struct mrxe_sge) > resp->wqe_size)
-		return NULL;
-	return wqe;
+	return resp_wqe_sane(wqe, qp->rq_max_sge, resp->wqe_size) ? wqe : NULL;
 }
 
 /*
@@ -1305,10 +1324,8 @@ static void resp_meta_place_send(struct mrxe_qp *qp, struct sk_buff *skb)
 {
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
-	u32 mtu = qp->pipe.attr.mtu, i;
+	u32 mtu = qp->pipe.attr.mtu;
 	struct mrxe_recv_wqe *wqe;
-	struct mrxe_sge *sge;
-	u64 len = 0;
 
 	if (!pi->paylen || rm->offset % mtu ||
 	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != mtu))
@@ -1316,12 +1333,10 @@ static void resp_meta_place_send(struct mrxe_qp *qp, struct sk_buff *skb)
 	wqe = resp_meta_send_wqe(qp, skb);
 	if (!wqe)
 		return;
-	sge = (struct mrxe_sge *)(wqe + 1);
-	for (i = 0; i < wqe->num_sge; i++)
-		len += sge[i].length;
-	if ((u64)rm->offset + pi->paylen > len)
+	if ((u64)rm->offset + pi->paylen > resp_wqe_bytes(wqe))
 		return;		/* the in-order pass reports LOC_LEN_ERR */
-	if (!mrxe_sgl_copy(qp->pd, sge, wqe->num_sge, rm->offset,
+	if (!mrxe_sgl_copy(qp->pd, (struct mrxe_sge *)(wqe + 1), wqe->num_sge,
+			   rm->offset,
 			   mrxe_pkt_payload(skb), pi->paylen, MRXE_COPY_TO_MR,
 			   IB_ACCESS_LOCAL_WRITE)) {
 		rm->placed = 1;
@@ -1345,8 +1360,6 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	u32 mtu = qp->pipe.attr.mtu;
 	struct mrxe_mr *mr = NULL;
 	struct mrxe_reth reth;
-	unsigned long flags;
-	int access;
 
 	if (pi->mask & MRXE_M_SEND) {
 		resp_meta_place_send(qp, skb);
@@ -1355,11 +1368,7 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	if (!(pi->mask & MRXE_M_WRITE) || (pi->mask & MRXE_M_ATOMIC_WRITE) ||
 	    !pi->paylen)
 		return;
-	/* modify_qp may change the enables in RTR/RTS: state_lock */
-	spin_lock_irqsave(&qp->state_lock, flags);
-	access = qp->attr.qp_access_flags;
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (!(access & IB_ACCESS_REMOTE_WRITE))
+	if (!(resp_qp_access(qp) & IB_ACCESS_REMOTE_WRITE))
 		return;
 	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
 	/* an MTU-sized packet at an MTU boundary inside the message */

@@ -451,6 +451,61 @@ err:
 	return err;
 }
 
+/*
+ * Everything posted to an RTS send queue has left as packets (pipe.mutex
+ * held).  Any other state sends nothing more: SQD starts no new WQE,
+ * ERROR flushes.
+ */
+static bool mrxe_pipe_sq_sent(struct mrxe_qp *qp)
+{
+	struct mrxe_req_state *req = &qp->req;
+
+	if (qp->pipe.state != IB_QPS_RTS || !qp->sq || !req->wqes)
+		return true;
+	return req->cur == req->fetched &&
+	       req->fetched - req->head >= mrxe_ring_avail(qp->sq);
+}
+
+/*
+ * Before a UD or UC QP or an AH it may use is destroyed: send what the
+ * application posted first.  Posting unsignaled datagrams and destroying
+ * the AH and the QP at once is common (mckey, most UD tools): a NIC has
+ * long sent them when its doorbell returns (and captured the address
+ * vector at post time), but our work item may not have run yet on another
+ * CPU, and the datagrams still queued were dropped (QP destroyed) or failed
+ * with IB_WC_LOC_QP_OP_ERR (AH gone), flushing the rest.  IBA 11.2.4.4
+ * leaves outstanding WRs of a destroyed QP undefined; nothing waits for a
+ * peer here (no ACKs on UD/UC), so this is bounded by the local send time,
+ * capped at MRXE_LINGER_MS.  RC is not lingered: its WQEs need the peer,
+ * which may be gone.  @what names the object being destroyed in the
+ * warning.
+ */
+void mrxe_pipe_linger(struct mrxe_qp *qp, const char *what)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(MRXE_LINGER_MS);
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	bool sent;
+
+	if (type != IB_QPT_UD && type != IB_QPT_UC)
+		return;
+	for (;;) {
+		mutex_lock(&qp->pipe.mutex);
+		sent = mrxe_pipe_sq_sent(qp);
+		mutex_unlock(&qp->pipe.mutex);
+		if (sent)
+			return;
+		if (time_after(jiffies, end))
+			break;
+		mrxe_pipe_sched(qp);
+		flush_work(&qp->pipe.work);
+		/* a full local queue (xmit_busy) frees up with time */
+		usleep_range(50, 200);
+	}
+	ibdev_warn_ratelimited(qp->ibqp.device,
+			       "%s destroyed while QP %u still had unsent WQEs after %u ms\n",
+			       what, qp->ibqp.qp_num, MRXE_LINGER_MS);
+}
+
 void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 {
 	unsigned long flags;

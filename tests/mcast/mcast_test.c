@@ -23,6 +23,9 @@
  *  5. after detaching q1, another N sends reach q0 only.
  *  6. destroying an attached QP is refused (EBUSY, uverbs); after the last
  *     detach the netdev left the groups and later sends reach nobody.
+ *  7. a sender QP posts N unsignaled sends, then its AH and the QP are
+ *     destroyed at once (mckey), in ROUNDS rounds: q1 (attached again)
+ *     receives all N each time.
  *
  * mrxe-mcast-test exit-attached DEV NETDEV: attach a QP to both groups and
  * exit without detaching (the kernel's cleanup must detach and leave).
@@ -47,6 +50,7 @@
 #define MSG		200
 #define N		20
 #define DEPTH		64
+#define ROUNDS		5
 #define SLOT		(GRH_LEN + MSG)
 
 static int failures;
@@ -332,6 +336,47 @@ static void send_n(struct uqp *tx, struct ibv_ah *ah, unsigned int first_msg)
 	}
 }
 
+/*
+ * A fresh UD QP and AH on @s: N unsignaled sends (messages first..first+N-1,
+ * each from its own buffer slot), then, right after the last post, the AH
+ * and the QP are destroyed (mckey's order).  Returns the QPN.
+ */
+static uint32_t burst_and_destroy(struct side *s,
+				  const struct ibv_ah_attr *aa,
+				  unsigned int first)
+{
+	struct uqp tx = make_qp(s, IBV_QPT_UD, QKEY, true);
+	uint32_t qpn = tx.qp->qp_num;
+	struct ibv_ah *ah = ibv_create_ah(s->pd, (struct ibv_ah_attr *)aa);
+
+	if (!ah)
+		die("ibv_create_ah");
+
+	for (unsigned int i = 0; i < N; i++) {
+		uint8_t *b = tx.buf + i * SLOT;
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)b, .length = MSG,
+			.lkey = tx.mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+		}, *bad;
+
+		for (unsigned int k = 0; k < MSG; k++)
+			b[k] = pat(first + i, k);
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = 0xffffff;
+		wr.wr.ud.remote_qkey = QKEY;
+		if (ibv_post_send(tx.qp, &wr, &bad))
+			die("ibv_post_send");
+	}
+	if (ibv_destroy_ah(ah))
+		failf("ibv_destroy_ah: %s", strerror(errno));
+	free_qp(&tx);
+	return qpn;
+}
+
 static void expect_counts(const char *step, const unsigned int *count,
 			  const unsigned int *want, int n)
 {
@@ -487,6 +532,23 @@ int main(int argc, char **argv)
 	send_n(&tx, ah, 2 * N);
 	collect(rx, 4, count, tx.qp->qp_num, 2 * N, 2);
 	expect_counts("no member left", count, (unsigned int[]){ 0, 0, 0, 0 }, 4);
+
+	/*
+	 * 7. a sender that posts unsignaled datagrams and destroys its AH and
+	 * QP at once (mckey, most UD tools): every datagram still leaves.
+	 * Several rounds, each with a fresh sender QP and AH.
+	 */
+	expect_err("attach q1", ibv_attach_mcast(rx[1].qp, &mgid4, 0), 0);
+	for (unsigned int r = 0; r < ROUNDS; r++) {
+		unsigned int first = (3 + r) * N;
+		uint32_t qpn = burst_and_destroy(&src, &aa, first);
+		char step[64];
+
+		collect(rx, 4, count, qpn, first, 2);
+		snprintf(step, sizeof(step), "sender destroyed after posting, round %u", r);
+		expect_counts(step, count, (unsigned int[]){ 0, N, 0, 0 }, 4);
+	}
+	expect_err("detach q1", ibv_detach_mcast(rx[1].qp, &mgid4, 0), 0);
 
 	ibv_destroy_ah(ah);
 	free_qp(&tx);
