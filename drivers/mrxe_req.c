@@ -720,10 +720,11 @@ static bool mrxe_meta_wanted(struct mrxe_qp *qp, u32 q, bool lost_run)
  * Resend PSN @psn from the meta ring (build once: the same function as the
  * first transmission).  A READ is asked again from @psn for the run of
  * PSNs of its chunk that are still wanted (LOST on the scoreboard with
- * @lost_run, else without a response).  *@last: the last PSN covered.
+ * @lost_run, else without a response), or for @psn alone with @one.
+ * *@last: the last PSN covered.
  */
 static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
-			    u32 *last)
+			    bool one, u32 *last)
 {
 	u32 mtu = qp->pipe.attr.mtu, idx, off, end, cl, q;
 	struct mrxe_swqe *w;
@@ -736,7 +737,7 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	*last = psn;
 	if (!(w->mask & MRXE_M_READ))
 		return mrxe_req_xmit(qp, w, idx, psn, off, 0, true);
-	cl = mrxe_meta_chunk_last(qp, w, psn);
+	cl = one ? psn : mrxe_meta_chunk_last(qp, w, psn);
 	for (q = psn; q != cl; q = mrxe_psn_add(q, 1)) {
 		if (!mrxe_meta_wanted(qp, mrxe_psn_add(q, 1), lost_run))
 			break;
@@ -761,7 +762,7 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 		/* retransmissions are paced like new data (mrxe_cc.c) */
 		if (!mrxe_cc_admit(qp, qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES))
 			break;
-		err = mrxe_meta_resend(qp, psn, true, &last);
+		err = mrxe_meta_resend(qp, psn, true, false, &last);
 		if (err == -EAGAIN) {
 			/* local queue full: it stays LOST, next run */
 			(*budget)--;
@@ -791,13 +792,14 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 /*
  * A response (READ data, atomic ACK) is still missing for @psn although
  * its request was delivered: ask again (the responder answers duplicate
- * READs from the RETH and replays atomics, IBA 9.7.5.2.2).
+ * READs from the RETH and replays atomics, IBA 9.7.5.2.2).  @one: only
+ * @psn's response (a probe), else the run of missing ones after it.
  */
-void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn)
+void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one)
 {
 	u32 last;
 
-	if (!mrxe_meta_resend(qp, psn, false, &last))
+	if (!mrxe_meta_resend(qp, psn, false, one, &last))
 		qp->pipe.meta->rsp_retrans++;
 }
 
@@ -904,7 +906,7 @@ bool mrxe_req_meta_timer(struct mrxe_qp *qp)
 		w = req->cur != req->fetched ? mrxe_swqe_at(qp, req->cur) : NULL;
 		if (!w || w->state != MRXE_SWQE_POSTED || !w->mask ||
 		    !mrxe_meta_room(qp, 1)) {
-			if (!mrxe_meta_resend(qp, probe, true, &last))
+			if (!mrxe_meta_resend(qp, probe, true, false, &last))
 				mrxe_sack_on_retransmit(sb, probe, now,
 							mrxe_path_glue_sent(qp, probe,
 									    true));

@@ -45,7 +45,22 @@ u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
 
 	if (w < srtt >> 2)
 		w = srtt >> 2;
-	return srtt && w > srtt ? srtt : w;
+	if (srtt && w > srtt)
+		w = srtt;
+	/*
+	 * Deviation: a lateness measured on a packet found delivered
+	 * (reo_learn) is covered up to the RTO, not only up to SRTT: under
+	 * jitter of many min_RTTs in both directions (netem "delay 1ms 1ms")
+	 * SRTT follows the faster packets (Karn samples come from the newest
+	 * delivery), and the later ones would still be called lost
+	 * (sack_sim_test JitterFarBeyondMinRtt*, 6 x 40000 packets: 123000
+	 * retransmissions capped at SRTT, 23000 at 2 SRTT, 4300 at SRTT + 4
+	 * RTTVAR, under 200 at the RTO).  An outlier (a stalled guest) fades:
+	 * see recovery_check().
+	 */
+	if (sb->reo_seen_ns > w)
+		w = min_t(u64, sb->reo_seen_ns, mrxe_rtt_rto(&sb->rtt));
+	return w;
 }
 
 static void inflight_enter(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
@@ -147,6 +162,27 @@ static void reo_widen(struct mrxe_sack *sb, u64 now)
 	sb->reo_persist = sb->reo_persist_max;
 }
 
+/*
+ * A packet declared lost was delivered @rtt after it was sent: it was
+ * rtt - min_RTT later than the fastest, and reo_wnd must cover that.  One
+ * such measurement learns the reordering's extent at once, where reo_mult
+ * grows by min_RTT / 4 per SRTT: jitter of many min_RTTs (netem "delay 1ms
+ * 1ms" over a fast loopback) kept half the packets retransmitted while it
+ * grew (sack_sim_test JitterFarBeyondMinRtt*).
+ */
+static void reo_learn(struct mrxe_sack *sb, u64 rtt, u64 now)
+{
+	u64 min_rtt = mrxe_rtt_min(&sb->rtt), late;
+
+	if (!min_rtt || rtt <= min_rtt)
+		return;
+	late = rtt - min_rtt;
+	late += late >> 3;
+	if (late > sb->reo_seen_ns)
+		sb->reo_seen_ns = late;
+	sb->reo_seen_at_ns = now;
+}
+
 /* Per-ACK scratch state of mrxe_sack_on_ack(). */
 struct ack_ctx {
 	u64	now, echo_ns;
@@ -185,9 +221,11 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		 * sooner than 3/4 min_rtt after the retransmission cannot be
 		 * the retransmission's (the margin absorbs min_rtt noise).
 		 */
-		if (c->echo_ns && psn == c->echo_psn)
+		if (c->echo_ns && psn == c->echo_psn) {
 			spur = mrxe_mrh_ts(c->echo_ns) < mrxe_mrh_ts(e->xmit_ns);
-		else
+			if (spur)
+				reo_learn(sb, c->now - c->echo_ns, c->now);
+		} else
 			spur = min_rtt &&
 			       c->now - e->xmit_ns < min_rtt - (min_rtt >> 2);
 		if (spur && !(e->flags & MRXE_SKF_SPURIOUS)) {
@@ -198,6 +236,7 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 		}
 	} else if (was_lost) {
 		/* declared lost, arrived before its retransmission */
+		reo_learn(sb, c->now - e->xmit_ns, c->now);
 		reo_widen(sb, c->now);
 	}
 	if (!spur && (!c->rack || sent_after(e->xmit_ns, psn, c->rack_xmit,
@@ -320,15 +359,27 @@ static void advance_una(struct mrxe_sack *sb, struct mrxe_sack_ack_res *res)
 }
 
 /* End of a loss recovery episode: RFC 8985 6.2 step 4 reo_wnd_persist. */
-static void recovery_check(struct mrxe_sack *sb)
+static void recovery_check(struct mrxe_sack *sb, u64 now)
 {
 	if (!sb->in_recovery || sb->n_lost || sb->n_retx_inflight)
 		return;
 	sb->in_recovery = false;
-	if (sb->reo_persist)
+	/*
+	 * A recovery 256 SRTT after the last lateness was learnt: halve it, so
+	 * that one outlier does not slow loss detection for long; persistent
+	 * reordering teaches it again (one spurious retransmission).
+	 */
+	if (sb->reo_seen_ns &&
+	    now - sb->reo_seen_at_ns > 256 * mrxe_rtt_srtt(&sb->rtt)) {
+		sb->reo_seen_ns >>= 1;
+		sb->reo_seen_at_ns = now;
+	}
+	if (sb->reo_persist) {
 		sb->reo_persist--;
-	else
+	} else {
 		sb->reo_mult = 1;
+		sb->reo_seen_ns = 0;
+	}
 }
 
 static void sack_one(struct mrxe_sack *sb, u32 psn, struct ack_ctx *c)
@@ -451,7 +502,7 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 	advance_una(sb, res);
 	res->lost = frto_ack(sb, &c);
 	res->lost += detect_loss(sb, now);
-	recovery_check(sb);
+	recovery_check(sb, now);
 	return 0;
 }
 

@@ -148,6 +148,14 @@ struct mrxe_sack {
 	u16	reo_persist_max;
 	bool	in_recovery;
 	u64	reo_widen_ns;	/* last reo_mult increase */
+	/*
+	 * Largest lateness measured on a packet found delivered after it was
+	 * declared lost (its RTT minus min_RTT), + 1/8; halved by a recovery
+	 * 16 SRTT later, 0 again when reo_persist runs out.  reo_wnd covers
+	 * it (up to the RTO).
+	 */
+	u64	reo_seen_ns;
+	u64	reo_seen_at_ns;	/* when it was last learnt or halved */
 	u64	reo_deadline_ns;	/* RACK reordering timer, 0: off */
 	/* TLP (RFC 8985 7) and RTO */
 	bool	tlp_out;	/* a probe is outstanding */

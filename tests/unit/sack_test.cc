@@ -220,7 +220,9 @@ TEST_F(Sack, SpuriousRetransmitWidensReorderWindow)
 	EXPECT_EQ(r.spurious, 1u);
 	EXPECT_EQ(sb.cnt.spurious, 1u);
 	EXPECT_EQ(sb.reo_mult, 2);
-	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), 10 * kUs);
+	// reo_mult 2 would give min_rtt / 2 = 10 us; the original was late by
+	// its RTT (32 us) - min_rtt (20 us), + 1/8: reo_wnd covers that.
+	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), (32 - 20) * kUs * 9 / 8);
 }
 
 TEST_F(Sack, TimestampEchoAndDuplicateFlagDetectSpurious)
