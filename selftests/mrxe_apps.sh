@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# selftest-timeout: 600
+# Other rdma_cm applications, unmodified, across two mrxe devices in two
+# network namespaces: the librdmacm examples rdma_server/rdma_client,
+# rsockets (rstream and riostream with data verification, rcopy with the
+# copied file compared byte for byte), cmtime (many connections set up and
+# torn down at once), and ibv_xsrq_pingpong (XRC, which mrxe does not
+# offer: a clear error, no hang).
+
+MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
+
+PORT=19100
+TO=120
+
+setup() {
+	xfer_require datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	PORT=$((PORT + 1))
+}
+
+need() {
+	command -v "$1" >/dev/null || skip "$1 not installed ($2)"
+}
+
+test_rdma_server_client() {
+	need rdma_server rdmacm-utils
+	setup
+	xfer_pair $TO "cm:$PORT" \
+		rdma_server -s "$SRV_IP" -p $PORT \
+		-- \
+		rdma_client -s "$SRV_IP" -p $PORT
+	grep -q "rdma_client: end 0" "$XFER_CLIENT_OUT" ||
+		fail "rdma_client did not end with 0"
+}
+
+# rsockets: a byte stream over RC QPs (inline data, RDMA WRITE with
+# immediate, its own flow control); -T v verifies every byte.
+test_rstream_verify() {
+	need rstream rdmacm-utils
+	setup
+	xfer_pair $TO "cm:$PORT" \
+		rstream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
+		-- \
+		rstream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v
+	grep -q "^65k" "$XFER_CLIENT_OUT" || grep -q "65k\|64k" "$XFER_CLIENT_OUT" ||
+		fail "rstream printed no result line"
+}
+
+test_rstream_small_nonblocking() {
+	need rstream rdmacm-utils
+	setup
+	xfer_pair $TO "cm:$PORT" \
+		rstream -b "$SRV_IP" -p $PORT -S 100 -C 2000 -T n -T v \
+		-- \
+		rstream -s "$SRV_IP" -p $PORT -S 100 -C 2000 -T n -T v
+}
+
+test_riostream_verify() {
+	need riostream rdmacm-utils
+	setup
+	xfer_pair $TO "cm:$PORT" \
+		riostream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
+		-- \
+		riostream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v
+}
+
+# forever_server PORT CMD...: a server that never exits (rcopy, cmtime of
+# rdma-core 44) in A, until forever_stop; waits for its rdma_cm listener.
+forever_server() {
+	local port=$1 i
+	shift
+	xfer_prefix
+	"${PFX_A[@]}" "$@" > "$XFER_TMP/forever.out" 2>&1 &
+	FOREVER_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		cm_listening "$port" && return 0
+		sleep 0.1
+	done
+	forever_stop
+	fail "$1 did not listen on $port"
+}
+
+forever_stop() {
+	kill "$FOREVER_PID" 2>/dev/null || true
+	wait "$FOREVER_PID" 2>/dev/null || true
+	sed 's/^/  server: /' "$XFER_TMP/forever.out"
+}
+
+# rcopy's server writes the file through a shared mapping: the destination
+# is on a tmpfs (the 9p-backed directories of the lab VM cannot map it).
+test_rcopy() {
+	local src dst i
+	need rcopy rdmacm-utils
+	setup
+	RCOPY_DIR=$XFER_TMP/rcopy
+	mkdir -p "$RCOPY_DIR"
+	mount -t tmpfs -o size=16m none "$RCOPY_DIR"
+	trap 'umount "$RCOPY_DIR" 2>/dev/null || true; xfer_cleanup' EXIT
+	src=$XFER_TMP/rcopy.src
+	dst=$RCOPY_DIR/rcopy.dst
+	head -c $((3 * 1024 * 1024 + 123)) /dev/urandom > "$src"
+	forever_server $PORT rcopy -p $PORT
+	if ! run_b timeout $TO rcopy "$src" "$SRV_IP:$dst" -p $PORT; then
+		forever_stop
+		fail "rcopy failed"
+	fi
+	for ((i = 0; i < 50; i++)); do
+		[ -f "$dst" ] && [ "$(stat -c %s "$dst")" = "$(stat -c %s "$src")" ] && break
+		sleep 0.1
+	done
+	forever_stop
+	cmp "$src" "$dst" || fail "the copied file differs"
+	echo "rcopy: $(stat -c %s "$dst") bytes copied, identical"
+}
+
+# 50 connections set up and torn down at once; the client reports each
+# step for all of them.
+test_cmtime() {
+	local out rc=0
+	need cmtime rdmacm-utils
+	setup
+	forever_server $PORT cmtime -b "$SRV_IP" -p $PORT -c 50
+	out=$(run_b timeout $TO cmtime -s "$SRV_IP" -p $PORT -c 50 2>&1) || rc=$?
+	forever_stop
+	echo "$out"
+	[ $rc = 0 ] || fail "cmtime client exit $rc"
+	echo "$out" | grep -q "^[[:space:]]*connect " || fail "cmtime printed no connect timing"
+}
+
+# XRC is not offered (no IBV_DEVICE_XRC): the program must fail at once
+# with a clear message, not hang or crash.
+test_xsrq_refused() {
+	local out rc=0
+	need ibv_xsrq_pingpong ibverbs-utils
+	setup
+	out=$(run_a timeout 60 ibv_xsrq_pingpong -d "$DEV_A" -g "$GID_A" -p $PORT 2>&1) || rc=$?
+	echo "$out"
+	[ $rc != 124 ] || fail "ibv_xsrq_pingpong hung"
+	[ $rc != 0 ] || fail "ibv_xsrq_pingpong succeeded without a peer"
+	echo "$out" | grep -qi "xrc\|domain\|couldn't\|failed" ||
+		fail "no clear error message"
+}
+
+mrxe_run_tests test_rdma_server_client test_rstream_verify \
+	test_rstream_small_nonblocking test_riostream_verify test_rcopy \
+	test_cmtime test_xsrq_refused
