@@ -203,9 +203,11 @@ test_meta_window() {
 }
 
 test_meta_reorder() {
-	local retx spur ooo
+	local retx spur ooo drops
 	meta_setup 1500
-	netem_set delay 20ms 1ms
+	# netem holds every packet for 20 ms: its default limit of 1000
+	# packets overflowed and dropped some (it was not pure reordering)
+	netem_set limit 100000 delay 20ms 1ms
 	SECONDS=0
 	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send,read \
 		--sizes 1,mtu+1,1M,8M
@@ -214,8 +216,11 @@ test_meta_reorder() {
 	retx=$(pair_stat meta_retrans_pkts)
 	spur=$(pair_stat meta_spurious_retrans)
 	ooo=$(pair_stat meta_ooo_pkts)
-	echo "retransmissions under pure reordering: $retx (detected spurious: $spur)"
+	drops=$(netem_dropped)
+	echo "retransmissions under pure reordering: $retx (detected spurious: $spur), netem drops: $drops"
 	expect_gt "packets accepted out of order" "$ooo" 0 || return 1
+	[ "$drops" -eq 0 ] ||
+		{ echo "FAILED: netem dropped $drops packets: not pure reordering"; return 1; }
 	expect_gt "WRITE packets placed on arrival" \
 		"$(pair_stat meta_placed_on_arrival)" 0 || return 1
 	# RACK never takes in-window reordering for loss, but a guest stall
@@ -236,7 +241,7 @@ test_meta_reorder() {
 test_meta_send_placed() {
 	local placed
 	meta_setup 1500
-	netem_set delay 20ms 1ms
+	netem_set limit 100000 delay 20ms 1ms
 	verify_run --mode metaroce --mtu 1024 --iters 2 --ops send \
 		--sizes 1,mtu+1,1M,4M
 	meta_stats

@@ -39,6 +39,13 @@ nvme_require() {
 	[ -d "$CFG" ] || mount -t configfs none /sys/kernel/config 2>/dev/null || true
 	[ -d "$CFG" ] || skip "nvmet configfs not available"
 	[ -c /dev/nvme-fabrics ] || skip "/dev/nvme-fabrics missing"
+	# stock rdma_rxe (loaded by the interop tests) holds UDP 4791 in
+	# init_net from module load on, where the ULPs need our device
+	if [ -d /sys/module/rdma_rxe ]; then
+		mrxe_del_all_links
+		modprobe -r rdma_rxe ||
+			skip "rdma_rxe is loaded and busy (it holds UDP 4791 in init_net)"
+	fi
 	mrxe_load || fail "cannot load $MRXE_KO"
 }
 
