@@ -441,7 +441,9 @@ TEST(SackSim, HeavyReorderingIsLearnt)
 // on loopback makes it (every packet and every ACK delayed 0..2 ms while the
 // fastest round trip is a fraction of that): 16 min_RTT of reo_wnd cannot
 // cover it, the measured lateness of the packets found spurious can.
-TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
+// 40000 packets, data and ACKs each delayed 1 us + 0..40 us, MetaRoCE's
+// reordering settings.
+static SimCfg far_jitter_cfg()
 {
 	SimCfg c;
 
@@ -452,6 +454,13 @@ TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
 	c.ack_jitter = 40 * kUs;
 	c.reo_persist = MRXE_SACK_REO_PERSIST_META;
 	c.reo_mult_max = MRXE_SACK_REO_MULT_META;
+	return c;
+}
+
+TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
+{
+	SimCfg c = far_jitter_cfg();
+
 	run_seeds(c, { 51, 52, 53, 54 }, "reorder 0..40x min", [&](const SimResult &r) {
 		EXPECT_GT(r.ooo, 10000u);	// it did reorder
 		EXPECT_LE(r.retransmits, c.npkts / 500);
@@ -467,16 +476,9 @@ TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
 // again; 35 before the lateness was learnt at all).
 TEST(SackSim, JitterFarBeyondMinRttWithLoss)
 {
-	SimCfg c;
+	SimCfg c = far_jitter_cfg();
 
-	c.npkts = 40000;
 	c.data_loss = 0.01;
-	c.data_delay = 1 * kUs;
-	c.data_jitter = 40 * kUs;
-	c.ack_delay = 1 * kUs;
-	c.ack_jitter = 40 * kUs;
-	c.reo_persist = MRXE_SACK_REO_PERSIST_META;
-	c.reo_mult_max = MRXE_SACK_REO_MULT_META;
 	run_seeds(c, { 61, 62, 63, 64 }, "1% loss, jitter 40x", [&](const SimResult &r) {
 		EXPECT_LE(r.retransmits - r.spurious, r.lost * 105 / 100 + r.tlp);
 		EXPECT_LE(r.retransmits, r.lost * 3 / 2 + r.tlp);
