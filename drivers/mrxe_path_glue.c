@@ -32,6 +32,11 @@
 #define MRXE_PATH_DEAD_NS	(20ULL * NSEC_PER_MSEC)
 #define MRXE_PATH_PROBE_NS	(50ULL * NSEC_PER_MSEC)
 #define MRXE_PATH_PROBE_MAX_NS	(800ULL * NSEC_PER_MSEC)
+/*
+ * Re-pathing epochs (ECMP collisions, mrxe_path.h): at least 20 ms, so an
+ * epoch holds enough packets per path on the lab's 16 Mbit/s links.
+ */
+#define MRXE_PATH_EPOCH_NS	(20ULL * NSEC_PER_MSEC)
 
 static_assert(MRXE_PATH_MAX == MRXE_MAX_PATHS);
 static_assert((int)MRXE_PST_ACTIVE == (int)MRXE_PATH_ACTIVE &&
@@ -63,6 +68,7 @@ void mrxe_path_glue_init(struct mrxe_qp *qp)
 	cfg.dead_ns = MRXE_PATH_DEAD_NS;
 	cfg.probe_ns = MRXE_PATH_PROBE_NS;
 	cfg.probe_max_ns = MRXE_PATH_PROBE_MAX_NS;
+	cfg.epoch_ns = MRXE_PATH_EPOCH_NS;
 	mrxe_path_init(ps, &cfg, ktime_get_ns());
 }
 
@@ -158,7 +164,9 @@ static int mrxe_path_put_one(struct sk_buff *skb, const struct mrxe_path *p,
 	    mrxe_path_put_stat(skb, "ecn", c->ecn) ||
 	    mrxe_path_put_stat(skb, "dead", c->dead) ||
 	    mrxe_path_put_stat(skb, "probes", c->probes) ||
-	    mrxe_path_put_stat(skb, "cwnd_cuts", c->cwnd_cuts))
+	    mrxe_path_put_stat(skb, "cwnd_cuts", c->cwnd_cuts) ||
+	    mrxe_path_put_stat(skb, "repaths", c->repaths) ||
+	    mrxe_path_put_stat(skb, "repath_reverts", c->reverts))
 		return -EMSGSIZE;
 	nla_nest_end(skb, stats);
 	nla_nest_end(skb, nest);

@@ -7,6 +7,13 @@
 
 #define FP(x)		((u32)(x) << MRXE_PATH_FP)
 
+/* re-pathing (mrxe_path.h): holds and exploration intervals in epochs */
+#define REPATH_HOLD_MIN		2
+#define REPATH_HOLD_MAX		64
+#define EXPLORE_MIN		4
+#define EXPLORE_MAX		128
+#define EXPLORE_EPOCHS		3	/* one to settle, two measured */
+
 /*
  * Ports live in the IANA dynamic range 49152..65535 (0xc000 | 14 bits), as
  * the RoCEv2 flow-label derived port does (rdma_get_udp_sport).  Path 0 of
@@ -79,6 +86,10 @@ void mrxe_path_init(struct mrxe_path_set *ps, const struct mrxe_path_cfg *cfg,
 		ps->cfg.dead_losses = 4;
 	if (ps->cfg.probe_max_ns < ps->cfg.probe_ns)
 		ps->cfg.probe_max_ns = ps->cfg.probe_ns;
+	if (!ps->cfg.epoch_ns)
+		ps->cfg.epoch_ns = 1000000;
+	if (!ps->cfg.repath_strikes)
+		ps->cfg.repath_strikes = 3;
 	ps->n = cfg->num_paths;
 	if (ps->n < 1)
 		ps->n = 1;
@@ -90,9 +101,13 @@ void mrxe_path_init(struct mrxe_path_set *ps, const struct mrxe_path_cfg *cfg,
 		ps->p[i].ssthresh = FP(ps->cfg.cwnd_max);
 		ps->p[i].last_deliver_ns = now;
 		ps->p[i].state = MRXE_PST_ACTIVE;
+		ps->p[i].backoff = REPATH_HOLD_MIN;
 		new_port(ps, i, false);
 	}
 	ps->sched_ns = now;
+	ps->ep_start_ns = now;
+	ps->explore_every = EXPLORE_MIN;
+	ps->exp_path = MRXE_PATH_NONE;
 }
 
 static u64 best_srtt(const struct mrxe_path_set *ps)
@@ -217,6 +232,8 @@ static void on_delivered(struct mrxe_path_set *ps, struct mrxe_path *p,
 	u32 cmax = FP(ps->cfg.cwnd_max), i;
 
 	p->cnt.delivered += n;
+	p->ep_delivered += n;
+	ps->ep_total += n;
 	p->consec_lost = 0;
 	p->last_deliver_ns = now;
 	if (p->state == MRXE_PST_DEAD || p->state == MRXE_PST_SUSPECT) {
@@ -321,6 +338,166 @@ static void classify(struct mrxe_path_set *ps, struct mrxe_path *p, u64 best,
 	p->state = cong ? MRXE_PST_CONGESTED : MRXE_PST_ACTIVE;
 }
 
+/* A fresh port for a path that keeps its state (imbalance, exploration). */
+static void repath(struct mrxe_path_set *ps, u8 i)
+{
+	struct mrxe_path *p = &ps->p[i];
+
+	p->prev_port = p->port;
+	new_port(ps, i, true);
+	p->cnt.repaths++;
+	p->strikes = 0;
+	ps->calm = 0;
+}
+
+static bool busy_epoch(const struct mrxe_path_set *ps)
+{
+	u32 usable_n = ps->n - mrxe_path_count(ps, MRXE_PST_DEAD);
+
+	return ps->ep_total >= 16 * (usable_n ? usable_n : 1);
+}
+
+/* End an exploration by returning the path to its old port. */
+static void explore_revert(struct mrxe_path_set *ps)
+{
+	struct mrxe_path *p = &ps->p[ps->exp_path];
+
+	/* a path that died meanwhile already has a fresh port */
+	if (p->state != MRXE_PST_DEAD &&
+	    !port_taken(ps, ps->exp_path, p->prev_port)) {
+		p->port = p->prev_port;
+		p->gen++;
+		p->cnt.reverts++;
+	}
+	ps->exp_path = MRXE_PATH_NONE;
+	ps->calm = 0;
+	if (ps->explore_every < EXPLORE_MAX)
+		ps->explore_every *= 2;
+}
+
+/* The exploration of ps->exp_path after one more counted epoch. */
+static void explore_step(struct mrxe_path_set *ps, u64 len)
+{
+
+	if (ps->exp_left-- < EXPLORE_EPOCHS) {
+		ps->exp_pkts += ps->ep_total;
+		ps->exp_ns += len;
+	}
+	if (ps->exp_left)
+		return;
+	/* rate after < 15/16 of before (cross-multiplied: no division) */
+	if (ps->exp_pkts * ps->ref_ns * 16 < ps->ref_pkts * ps->exp_ns * 15) {
+		explore_revert(ps);
+		return;
+	}
+	ps->exp_path = MRXE_PATH_NONE;
+	ps->calm = 0;
+	if (ps->exp_pkts * ps->ref_ns * 8 > ps->ref_pkts * ps->exp_ns * 9)
+		ps->explore_every = EXPLORE_MIN; /* a gain: keep looking */
+	else if (ps->explore_every < EXPLORE_MAX)
+		ps->explore_every *= 2;
+}
+
+/* Imbalance: the worst path with enough strikes takes a fresh port. */
+static void imbalance_step(struct mrxe_path_set *ps)
+{
+	u32 top = 0;
+	u8 i, worst = MRXE_PATH_NONE;
+	struct mrxe_path *p;
+
+	for (i = 0; i < ps->n; i++)
+		if (usable(&ps->p[i]) && ps->p[i].ep_delivered > top)
+			top = ps->p[i].ep_delivered;
+	for (i = 0; i < ps->n; i++) {
+		p = &ps->p[i];
+		if (!usable(p)) {
+			p->strikes = 0;
+			continue;
+		}
+		if (p->hold) {
+			p->hold--;
+			continue;
+		}
+		if ((u64)p->ep_delivered * 8 >= (u64)top * 5) {
+			p->strikes = 0;
+			p->backoff = REPATH_HOLD_MIN;
+			continue;
+		}
+		if (p->strikes < 255)
+			p->strikes++;
+		if (p->strikes >= ps->cfg.repath_strikes &&
+		    (worst == MRXE_PATH_NONE ||
+		     p->ep_delivered < ps->p[worst].ep_delivered))
+			worst = i;
+	}
+	if (worst == MRXE_PATH_NONE)
+		return;
+	p = &ps->p[worst];
+	repath(ps, worst);
+	p->hold = p->backoff;
+	if (p->backoff < REPATH_HOLD_MAX)
+		p->backoff *= 2;
+	ps->explore_every = EXPLORE_MIN;
+}
+
+/* Start exploring: one path in turn takes a fresh port. */
+static void explore_start(struct mrxe_path_set *ps, u64 len)
+{
+	u8 i = ps->exp_rr % ps->n;
+
+	ps->exp_rr = (u8)((i + 1) % ps->n);
+	if (!usable(&ps->p[i]))
+		return;
+	ps->ref_pkts = ps->last_pkts + ps->ep_total;
+	ps->ref_ns = ps->last_ns + len;
+	ps->exp_pkts = 0;
+	ps->exp_ns = 0;
+	ps->exp_left = EXPLORE_EPOCHS;
+	ps->exp_path = i;
+	repath(ps, i);
+}
+
+static u64 epoch_len(const struct mrxe_path_set *ps)
+{
+	u64 e = 4 * best_srtt(ps);
+
+	return e > ps->cfg.epoch_ns ? e : ps->cfg.epoch_ns;
+}
+
+/* End of an epoch (mrxe_path.h, "Re-pathing"). */
+static void epoch_end(struct mrxe_path_set *ps, u64 now)
+{
+	u64 len = now - ps->ep_start_ns;
+	bool troubled = mrxe_path_count(ps, MRXE_PST_DEAD);
+	u8 i;
+
+	if (ps->exp_path != MRXE_PATH_NONE &&
+	    (!busy_epoch(ps) || troubled)) {
+		/*
+		 * Idle, application-limited, or a path died: no fair
+		 * comparison.  The old port is the known one.
+		 */
+		explore_revert(ps);
+	} else if (!busy_epoch(ps)) {
+		/* nothing to judge */
+	} else if (ps->exp_path != MRXE_PATH_NONE) {
+		explore_step(ps, len);
+	} else {
+		ps->calm++;
+		imbalance_step(ps);
+		if (ps->calm >= ps->explore_every && !troubled)
+			explore_start(ps, len);
+	}
+	if (busy_epoch(ps)) {
+		ps->last_pkts = ps->ep_total;
+		ps->last_ns = len;
+	}
+	for (i = 0; i < ps->n; i++)
+		ps->p[i].ep_delivered = 0;
+	ps->ep_total = 0;
+	ps->ep_start_ns = now;
+}
+
 void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
 		    u64 now)
 {
@@ -354,6 +531,9 @@ void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
 		judge(ps, i, now);
 		classify(ps, &ps->p[i], best, now);
 	}
+	if (ps->n > 1 && !ps->cfg.repath_off &&
+	    now - ps->ep_start_ns >= epoch_len(ps))
+		epoch_end(ps, now);
 	ps->sched_ns = now;
 }
 

@@ -39,6 +39,25 @@
  * A QP with one path never marks it DEAD (there is nowhere else to go; the
  * RTO and retry_cnt handle it, as in single-path MetaRoCE).
  *
+ * Re-pathing (ECMP collisions; Google PLB, SIGCOMM 2022, re-hashes a flow
+ * whose path stays congested): the hash may put two paths on one link
+ * while another link carries none, and nothing fails.  Time is cut into
+ * epochs of max(epoch_ns, 8 best SRTT); an epoch counts when the QP
+ * delivered at least 16 packets per usable path in it.
+ *   imbalance  a usable path that delivers under 5/8 of the best path's
+ *              packets in repath_strikes counted epochs in a row shares
+ *              its bottleneck: it takes a fresh port (one path per epoch)
+ *              and is not judged again for a hold of 2 epochs, doubled
+ *              (up to 64) while its re-rolls do not help;
+ *   explore    paths that split one link evenly look alike, so after
+ *              explore_every calm epochs (no port change; 8, doubled up to
+ *              128 after an exploration that gained nothing) one path (in
+ *              turn) takes a fresh port; the QP's delivery rate over the
+ *              two epochs after the next is compared with the two before:
+ *              more than 1/16 lower and the path returns to its old port.
+ * Both keep the path's state, window and counters; its generation counts
+ * every port change (a reverted port comes back under a new generation).
+ *
  * Invariant (mrxe_path_check): every path index < num_paths; cwnd within
  * [cwnd_min, cwnd_max]; a DEAD path never returned by mrxe_path_pick()
  * before its probe time unless every path is DEAD; the ports of the
@@ -74,6 +93,9 @@ struct mrxe_path_cfg {
 	u64	dead_ns;	/* no delivery for this long (and 2 path SRTT) */
 	u64	probe_ns;	/* first re-probe delay after DEAD */
 	u64	probe_max_ns;	/* cap of the doubled delay */
+	u64	epoch_ns;	/* shortest re-path epoch, 0: 1 ms */
+	u8	repath_strikes;	/* 0: 3 */
+	bool	repath_off;	/* no re-pathing (tests, comparisons) */
 };
 
 struct mrxe_path_cnt {
@@ -85,6 +107,8 @@ struct mrxe_path_cnt {
 	u64	dead;		/* times judged DEAD */
 	u64	probes;		/* probe packets */
 	u64	cwnd_cuts;
+	u64	repaths;	/* fresh ports for imbalance or exploration */
+	u64	reverts;	/* explorations undone (the QP got slower) */
 };
 
 struct mrxe_path {
@@ -105,6 +129,11 @@ struct mrxe_path {
 	u8	state;		/* enum mrxe_path_st */
 	u8	gen;		/* MRH path_gen */
 	bool	probe_out;	/* a probe is in flight */
+	u8	strikes;	/* counted epochs in a row under 5/8 of best */
+	u8	hold;		/* epochs before the imbalance rule judges it */
+	u8	backoff;	/* hold after its next imbalance re-path */
+	u16	prev_port;	/* exploration: the port to return to */
+	u32	ep_delivered;	/* delivered in the current epoch */
 	struct mrxe_path_cnt cnt;
 };
 
@@ -113,6 +142,17 @@ struct mrxe_path_set {
 	u8	n;		/* num_paths */
 	u8	rr;		/* tie-break cursor */
 	u64	sched_ns;	/* last mrxe_path_sync() */
+	/* re-pathing (see above) */
+	u64	ep_start_ns;
+	u32	ep_total;	/* delivered by all paths in this epoch */
+	u32	calm;		/* counted epochs since the last port change */
+	u32	explore_every;
+	u64	last_pkts, last_ns;	/* the previous counted epoch */
+	u64	ref_pkts, ref_ns;	/* exploration: the rate before */
+	u64	exp_pkts, exp_ns;	/* exploration: the rate after */
+	u8	exp_path;	/* path being explored, MRXE_PATH_NONE */
+	u8	exp_left;	/* epochs of the exploration left */
+	u8	exp_rr;		/* next path to explore */
 	struct mrxe_path p[MRXE_PATH_MAX];
 };
 

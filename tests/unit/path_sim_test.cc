@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <queue>
 #include <random>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -50,6 +51,7 @@ struct PathSimCfg {
 	// window would be set for such a fabric
 	u32 wnd = 256;
 	std::vector<u64> marks;		// phase boundaries for the shares
+	bool repath_off = false;	// the engine's re-pathing (collisions)
 };
 
 struct PathSimResult {
@@ -58,7 +60,7 @@ struct PathSimResult {
 	u64 end_ns = 0;
 	u64 dead_ns = 0;	// first time a path was DEAD
 	u64 revived_ns = 0;	// first time after dead_ns all were usable
-	u64 probes = 0, deaths = 0, retransmits = 0;
+	u64 probes = 0, deaths = 0, retransmits = 0, repaths = 0, reverts = 0;
 	u64 retx_same_path = 0, retx_total = 0;
 };
 
@@ -100,6 +102,7 @@ public:
 		pc.dead_ns = 1 * kMs;
 		pc.probe_ns = 2 * kMs;
 		pc.probe_max_ns = 16 * kMs;
+		pc.repath_off = c.repath_off;
 		mrxe_path_init(&ps_, &pc, 0);
 		delivered_.assign(c.npkts, 0);
 		busy_.assign(c.links.size(), 0);
@@ -186,6 +189,8 @@ public:
 		for (u8 i = 0; i < ps_.n; i++) {
 			res_.probes += ps_.p[i].cnt.probes;
 			res_.deaths += ps_.p[i].cnt.dead;
+			res_.repaths += ps_.p[i].cnt.repaths;
+			res_.reverts += ps_.p[i].cnt.reverts;
 		}
 		res_.retransmits = sb_.cnt.retransmits;
 		*out = res_;
@@ -391,9 +396,11 @@ double share(const std::vector<u64> &v, size_t i)
 void print(const char *name, const PathSimResult &r)
 {
 	printf("[ pathsim] %-18s end=%.1fms deaths=%llu probes=%llu retx=%llu "
+	       "repaths=%llu reverts=%llu "
 	       "retx_same_path=%llu/%llu dead_at=%.2fms revived_at=%.2fms\n",
 	       name, r.end_ns / 1e6, (unsigned long long)r.deaths,
 	       (unsigned long long)r.probes, (unsigned long long)r.retransmits,
+	       (unsigned long long)r.repaths, (unsigned long long)r.reverts,
 	       (unsigned long long)r.retx_same_path,
 	       (unsigned long long)r.retx_total, r.dead_ns / 1e6,
 	       r.revived_ns / 1e6);
@@ -707,6 +714,118 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 		EXPECT_GT(r.delivered[2][0], c.npkts / 2) << "seed " << s;
 		if (s == 1)
 			print("all-on-dead-link", r);
+	}
+}
+
+// The first base port from @from whose paths hash onto the links with
+// exactly the per-link path counts @want (sorted, largest first).
+u16 base_with_spread(u8 n, size_t links, std::vector<int> want, u16 from)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+
+	pc.num_paths = n;
+	for (u32 b = from; b < from + 16384u; b++) {
+		std::vector<int> cnt(links, 0);
+
+		pc.base_port = (u16)(0xc000 | (b & 0x3fff));
+		mrxe_path_init(&ps, &pc, 0);
+		for (u8 i = 0; i < n; i++)
+			cnt[PathSim::hash_link(ps.p[i].port, links)]++;
+		std::sort(cnt.rbegin(), cnt.rend());
+		if (cnt == want)
+			return pc.base_port;
+	}
+	ADD_FAILURE() << "no base port with that spread";
+	return 0xc123;
+}
+
+// ECMP collisions without any failure: the hash puts several paths on one
+// link and leaves another unused.  Unequal shares ({2,1,1,0}, {3,1,0,0})
+// are found by the imbalance rule, an even split of fewer links
+// ({2,2,0,0}, and 2 paths on 1 of 2 links) only by exploring.  With
+// re-pathing every link carries its share after the first 150 ms; without
+// it (the same seed and ports) a link stays unused, which shows that the
+// collision is real.
+TEST(PathSim, CollidedPathsSpreadOverLinks)
+{
+	struct Case {
+		u8 paths;
+		size_t links;
+		std::vector<int> spread;
+	};
+	const Case cases[] = {
+		{ 4, 4, { 2, 1, 1, 0 } },
+		{ 4, 4, { 3, 1, 0, 0 } },
+		{ 4, 4, { 2, 2, 0, 0 } },
+		{ 2, 2, { 2, 0 } },
+	};
+
+	for (const Case &k : cases) {
+		for (unsigned s : { 1u, 2u, 3u }) {
+			PathSimCfg c;
+			PathSimResult on, off;
+			std::string name = std::to_string(k.paths) + " paths {";
+
+			for (int x : k.spread)
+				name += std::to_string(x) + ",";
+			name += "} seed " + std::to_string(s);
+			c.npkts = 60000 * (u32)k.links;
+			c.num_paths = k.paths;
+			c.hash_ports = true;
+			c.links.assign(k.links, link(10));
+			c.marks = { 150 * kMs };
+			c.base_port = base_with_spread(k.paths, k.links, k.spread,
+						       (u16)(s * 977));
+			PathSim a(c, s);
+			ASSERT_TRUE(a.run(&on)) << name;
+			c.repath_off = true;
+			PathSim b(c, s);
+			ASSERT_TRUE(b.run(&off)) << name;
+			double least = 1;
+
+			for (size_t l = 0; l < k.links; l++) {
+				EXPECT_GT(share(on.delivered[1], l), 0.6 / k.links)
+					<< name << " link " << l;
+				least = (std::min)(least, share(off.delivered[1], l));
+			}
+			EXPECT_LT(least, 0.01) << name << ": no collision without re-pathing";
+			// within 15% of every link's full rate (finding an even split costs
+			// an exploration or two)
+			EXPECT_LT(on.end_ns, (u64)c.npkts * 10 * kUs / k.links * 23 / 20)
+				<< name;
+			EXPECT_GT(on.repaths, 0u) << name;
+			if (s == 1 || ::testing::Test::HasFailure()) {
+				print(("collide " + name).c_str(), on);
+				print(("no-repath " + name).c_str(), off);
+			}
+		}
+	}
+}
+
+// Paths already spread one per link: exploring costs little (most tries
+// are undone, the interval backs off) and nothing else moves.
+TEST(PathSim, SpreadPathsStayCheap)
+{
+	for (unsigned s : { 1u, 2u, 3u }) {
+		PathSimCfg c;
+		PathSimResult on, off;
+
+		c.npkts = 240000;
+		c.num_paths = 4;
+		c.hash_ports = true;
+		c.links.assign(4, link(10));
+		c.base_port = base_with_spread(4, 4, { 1, 1, 1, 1 }, (u16)(s * 977));
+		PathSim a(c, s);
+		ASSERT_TRUE(a.run(&on)) << "seed " << s;
+		c.repath_off = true;
+		PathSim b(c, s);
+		ASSERT_TRUE(b.run(&off)) << "seed " << s;
+		EXPECT_EQ(off.repaths, 0u);
+		EXPECT_LT(on.end_ns, off.end_ns * 21 / 20) << "seed " << s;
+		EXPECT_LT(on.repaths, 12u) << "seed " << s;
+		if (s == 1)
+			print("spread-4", on);
 	}
 }
 
