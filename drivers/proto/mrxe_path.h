@@ -42,7 +42,7 @@
  * Re-pathing (ECMP collisions; Google PLB, SIGCOMM 2022, re-hashes a flow
  * whose path stays congested): the hash may put two paths on one link
  * while another link carries none, and nothing fails.  Time is cut into
- * epochs of max(epoch_ns, 8 best SRTT); an epoch counts when the QP
+ * epochs of max(epoch_ns, 4 best SRTT); an epoch counts when the QP
  * delivered at least 16 packets per usable path in it.
  *   imbalance  a usable path that delivers under 5/8 of the best path's
  *              packets in repath_strikes counted epochs in a row shares
@@ -50,7 +50,7 @@
  *              and is not judged again for a hold of 2 epochs, doubled
  *              (up to 64) while its re-rolls do not help;
  *   explore    paths that split one link evenly look alike, so after
- *              explore_every calm epochs (no port change; 8, doubled up to
+ *              explore_every calm epochs (no port change; 4, doubled up to
  *              128 after an exploration that gained nothing) one path (in
  *              turn) takes a fresh port; the QP's delivery rate over the
  *              two epochs after the next is compared with the two before:
