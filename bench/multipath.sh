@@ -4,31 +4,36 @@
 # selftests/mrxe_ecmp_lib.sh (client -> R1 => N tbf-limited veth links =>
 # R2 -> server, Linux ECMP with L4 hashing), in one lab guest.
 #
-# 1. Goodput of one QP with unmodified ib_write_bw (-s 65536 -D DUR): the
+# 1. Goodput of one QP with unmodified ib_write_bw (-s 65536 -D DUR,
+#    REPEATS runs per case, each a fresh QP with fresh ports; the median): the
 #    paths come from the device default (`mrxectl dev set DEV mode metaroce
 #    paths N` on both devices before any QP exists).  For 2 and 4 links:
 #    standard mode, MetaRoCE with 1 path, with N paths (one per link) and
 #    with 4N paths; ratios to MetaRoCE with 1 path on the same fabric.  The
 #    ECMP hash decides which link a port takes (random seed per boot), so
 #    N paths may share links: each row reports how many links the QP's
-#    ports cover (probed after the run).
+#    ports cover at the end of the median run (probed).  Re-pathing needs
+#    a few seconds on this fabric (epochs of 4 SRTT, about 90 ms of tbf
+#    queue), so DUR is 20 s.
 # 2. Black hole: 2 links, MetaRoCE, 4 paths, ib_write_bw -D 20; link 1
 #    gets netem loss 100% after 6 s for 4 s.  The fabric's goodput (R2 ->
 #    server bytes, sampled every 100 ms) gives the time from the black hole
 #    until a 300 ms average is back to >= 0.9x one link's rate, in ms and
 #    in MetaRoCE RTO floors (50 ms).
 #
-#   bench/multipath.sh [--rate 16mbit] [--duration 8]
+#   bench/multipath.sh [--rate 16mbit] [--duration 20] [--repeats 3]
 # Output: bench/results/multipath-<stamp>.csv and a summary on stdout.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
-export MRXE_MP_DURATION=${MRXE_MP_DURATION:-8}
+export MRXE_MP_DURATION=${MRXE_MP_DURATION:-20}
+export MRXE_MP_REPEATS=${MRXE_MP_REPEATS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rate) MRXE_ECMP_RATE=$2; shift ;;
 	--duration) MRXE_MP_DURATION=$2; shift ;;
-	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--repeats) MRXE_MP_REPEATS=$2; shift ;;
+	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -36,7 +41,8 @@ done
 
 if [ "${MRXE_VM:-0}" != 1 ]; then
 	. "$REPO/bench/lib.sh"
-	bench_in_guest "$REPO/bench/multipath.sh" 1500 multipath timeline
+	bench_in_guest "$REPO/bench/multipath.sh" \
+		$((8 * MRXE_MP_REPEATS * (MRXE_MP_DURATION + 25) + 600)) multipath timeline
 	exit
 fi
 
@@ -98,24 +104,33 @@ for q in json.load(open(sys.argv[1])):
 }
 
 declare -A res
-for n in 2 4; do
+for n in ${MRXE_MP_LINKS:-2 4}; do
 	ecmp_setup "$n" || exit 1
 	for spec in "standard 1" "metaroce 1" "metaroce $n" "metaroce $((4 * n))"; do
 		set -- $spec
-		snap=$OUT/snap.$n.$1.$2
-		rm -f "$snap"
-		ecmp_paths_poll "$snap"
-		g=$(bw "$1" "$2" "$DUR")
-		ecmp_paths_stop
-		c=$(covered "$snap")
-		res[$n.$1.$2]=$g
-		echo "goodput,$n,$1,$2,$g,$c" >> "$CSV"
-		echo "links $n: $1 paths $2: $g Gb/s (ports on $c of $n links)"
+		runs=()
+		for ((r = 1; r <= MRXE_MP_REPEATS; r++)); do
+			snap=$OUT/snap.$n.$1.$2.$r
+			rm -f "$snap"
+			ecmp_paths_poll "$snap"
+			g=$(bw "$1" "$2" "$DUR")
+			ecmp_paths_stop
+			c=$(covered "$snap")
+			runs+=("$g $c")
+			echo "goodput_run,$n,$1,$2,$g,$c" >> "$CSV"
+			echo "links $n: $1 paths $2 run $r: $g Gb/s (ports on $c of $n links)"
+		done
+		# the median run (by goodput) stands for the case
+		set -- "$1" "$2" $(printf '%s\n' "${runs[@]}" | sort -g | sed -n "$(( (${#runs[@]} + 1) / 2 ))p")
+		res[$n.$1.$2]=$3
+		echo "goodput,$n,$1,$2,$3,$4" >> "$CSV"
+		echo "links $n: $1 paths $2: median $3 Gb/s (ports on $4 of $n links)"
 	done
 	ecmp_cleanup
 done
 
 # black hole
+[ "${MRXE_MP_BLACKHOLE:-1}" = 1 ] || exit 0
 ecmp_setup 2 || exit 1
 ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode metaroce paths 4
 ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode metaroce paths 4

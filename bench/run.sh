@@ -97,7 +97,7 @@ est_part() {
 	case $1 in
 	netns) echo $(( ${MRXE_NS_REPEAT:-3} * 8 * (${MRXE_NS_DURATION:-5} + 12) + 60 )) ;;
 	perftest) echo $(( REPEAT * (nsteps * (MRXE_BENCH_DURATION + 7) + 60) )) ;;
-	multipath) echo 420 ;;
+	multipath) echo $(( 8 * ${MRXE_MP_REPEATS:-3} * (${MRXE_MP_DURATION:-20} + 12) + 90 )) ;;
 	cc) echo 360 ;;
 	esac
 }

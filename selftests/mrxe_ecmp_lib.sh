@@ -28,10 +28,15 @@ ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
 ECMP_N=0
 MRXECTL=$MRXE_REPO/build/mrxectl
 
-# ecmp_link_qdisc I: the link's normal qdisc (tbf at ECMP_RATE)
+# ecmp_link_qdisc I: the link's normal qdisc (tbf at ECMP_RATE; with
+# MRXE_ECMP_AQM=ecn its queue is an fq_codel that marks CE on ECT packets,
+# as a datacenter switch marks ECN, instead of tbf's 100 ms drop-tail FIFO)
 ecmp_link_qdisc() {
-	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" root \
-		tbf rate "$ECMP_RATE" burst 16kb latency 100ms
+	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" root handle 1: \
+		tbf rate "$ECMP_RATE" burst 16kb latency 100ms || return 1
+	[ "${MRXE_ECMP_AQM:-}" = ecn ] || return 0
+	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" parent 1:1 handle 10: \
+		fq_codel ecn target 2ms interval 20ms
 }
 
 # ecmp_setup N [NETDEV_MTU]: the fabric with N links and both mrxe devices.
@@ -44,6 +49,7 @@ ecmp_setup() {
 	mrxe_del_all_links || true
 	modprobe veth 2>/dev/null
 	modprobe sch_tbf 2>/dev/null || true
+	modprobe sch_fq_codel 2>/dev/null || true
 	modprobe sch_netem 2>/dev/null || true
 	for ns in "$NS_A" "$NS_B" "$ECMP_R1" "$ECMP_R2"; do
 		ip netns add "$ns" || return 1

@@ -392,10 +392,16 @@ static void explore_step(struct mrxe_path_set *ps, u64 len)
 	}
 	ps->exp_path = MRXE_PATH_NONE;
 	ps->calm = 0;
+	/*
+	 * A gain: keep looking often.  No change (the fresh port took the
+	 * same link, or one as good) cost nothing, so it does not slow the
+	 * next exploration down either; only a revert (a loss) doubles the
+	 * interval.  A collided QP whose fresh port drew its old link again
+	 * tries again soon; a spread QP pays for its explorations with
+	 * reverts and so explores rarely.
+	 */
 	if (ps->exp_pkts * ps->ref_ns * 8 > ps->ref_pkts * ps->exp_ns * 9)
-		ps->explore_every = EXPLORE_MIN; /* a gain: keep looking */
-	else if (ps->explore_every < EXPLORE_MAX)
-		ps->explore_every *= 2;
+		ps->explore_every = EXPLORE_MIN;
 }
 
 /* Imbalance: the worst path with enough strikes takes a fresh port. */

@@ -51,7 +51,7 @@
  *              (up to 64) while its re-rolls do not help;
  *   explore    paths that split one link evenly look alike, so after
  *              explore_every calm epochs (no port change; 4, doubled up to
- *              128 after an exploration that gained nothing) one path (in
+ *              128 by every revert, back to 4 after a gain) one path (in
  *              turn) takes a fresh port; the QP's delivery rate over the
  *              two epochs after the next is compared with the two before:
  *              more than 1/16 lower and the path returns to its old port.
