@@ -22,6 +22,14 @@
 #    in MetaRoCE RTO floors (50 ms).
 #
 #   bench/multipath.sh [--rate 16mbit] [--duration 20] [--repeats 3]
+#                      [--window N]
+# --window N (MRXE_MP_WINDOW): the MetaRoCE in-flight cap of every case
+# (`mrxectl dev set DEV window N`; default: the device's, 1024).  IRN caps
+# a QP at the fabric's BDP; 1024 packets overflow the links' 100 ms tbf
+# queues (about 190 packets each), so every case then runs at heavy loss.
+# MRXE_MP_LINKS (default "2 4"), MRXE_MP_BLACKHOLE=0 (skip part 2) and
+# MRXE_ECMP_AQM=ecn (fq_codel ECN marking under each tbf) narrow or vary
+# a run.
 # Output: bench/results/multipath-<stamp>.csv and a summary on stdout.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,7 +41,8 @@ while [ $# -gt 0 ]; do
 	--rate) MRXE_ECMP_RATE=$2; shift ;;
 	--duration) MRXE_MP_DURATION=$2; shift ;;
 	--repeats) MRXE_MP_REPEATS=$2; shift ;;
-	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--window) export MRXE_MP_WINDOW=$2; shift ;;
+	-h|--help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -72,8 +81,10 @@ srv_wait() {
 # "Correlation coefficient" - is run again, up to 3 times)
 bw() {
 	local mode=$1 paths=$2 d=$3 so=$OUT/bw.server co=$OUT/bw.client sp g try
-	ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode "$mode" paths "$paths" || return 1
-	ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode "$mode" paths "$paths" || return 1
+	local -a win=()
+	[ -n "${MRXE_MP_WINDOW:-}" ] && win=(window "$MRXE_MP_WINDOW")
+	ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode "$mode" paths "$paths" "${win[@]}" || return 1
+	ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode "$mode" paths "$paths" "${win[@]}" || return 1
 	for try in 1 2 3; do
 		ip netns exec "$NS_A" timeout $((d + 60)) ib_write_bw -d "$DEV_A" -x "$GID_A" \
 			-s 65536 -D "$d" --report_gbits -p 18515 > "$so" 2>&1 &
