@@ -5,7 +5,8 @@
 # R2 -> server, Linux ECMP with L4 hashing), in one lab guest.
 #
 # 1. Goodput of one QP with unmodified ib_write_bw (-s 65536 -D DUR,
-#    REPEATS runs per case, each a fresh QP with fresh ports; the median): the
+#    REPEATS runs per case, each a fresh QP with fresh ports; the median,
+#    the lower middle run for an even count): the
 #    paths come from the device default (`mrxectl dev set DEV mode metaroce
 #    paths N` on both devices before any QP exists).  For 2 and 4 links:
 #    standard mode, MetaRoCE with 1 path, with N paths (one per link) and
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
 	--duration) MRXE_MP_DURATION=$2; shift ;;
 	--repeats) MRXE_MP_REPEATS=$2; shift ;;
 	--window) export MRXE_MP_WINDOW=$2; shift ;;
-	-h|--help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
