@@ -19,6 +19,13 @@
 #       kernel line, on this machine, with private DKMS trees under
 #       build/deb/dkms-check (nothing is installed; 6.12's headers come from
 #       make deps-6.12), and checks each rdma_mrxe.ko's vermagic and alias.
+#   tools/mkdeb.sh --stage-install   (make deb-stage; root)
+#       dpkg -i of the built packages on this machine, in a private mount
+#       namespace whose /usr, /etc and /var are overlays: every write lands
+#       in build/deb/install-stage/{usr,etc,var} and the host is untouched.
+#       DKMS compiles the module natively there (seconds, where the lab VM's
+#       TCG needs minutes); selftests/mrxe_install.sh replays those files
+#       into the guest and goes on from there (autoload, traffic, purge).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${MRXE_DEB_OUT:-$REPO/build/deb}
@@ -91,6 +98,61 @@ dkms_check() {
 	done
 	return $rc
 }
+# ---- --stage-install: dpkg -i into overlays, in a private mount namespace ----
+# The guest replays DIR/{usr,etc,var} as the upper layers of its own
+# overlays (selftests/mrxe_install.sh), so what lands here is exactly what
+# dpkg -i wrote.  DIR/stamp names the packages and the kernels DKMS built for.
+stage_install() {
+	local stage=$OUT/install-stage debs=() p d
+	[ "$(id -u)" = 0 ] || { echo "mkdeb: --stage-install needs root (overlay mounts)" >&2; return 1; }
+	command -v unshare >/dev/null && command -v dkms >/dev/null ||
+		{ echo "mkdeb: unshare or dkms missing: make deps" >&2; return 1; }
+	for p in mrxe-dkms ibverbs-provider-mrxe mrxectl; do
+		d=$(ls "$OUT/${p}_"*.deb 2>/dev/null | tail -n1)
+		[ -n "$d" ] || { echo "mkdeb: no $OUT/${p}_*.deb: make deb" >&2; return 1; }
+		debs+=("$d")
+	done
+	for p in mrxe-dkms ibverbs-provider-mrxe mrxectl; do
+		[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ] ||
+			{ echo "mkdeb: $p is installed on this machine: a staged install would not show" >&2; return 1; }
+	done
+	rm -rf "$stage"
+	mkdir -p "$stage"
+	# shellcheck disable=SC2016
+	if ! unshare --mount --propagation private bash -euc '
+		stage=$1; shift
+		for d in usr etc var; do
+			mkdir -p "$stage/$d" "$stage/.work/$d"
+			mount -t overlay overlay \
+				-o "lowerdir=/$d,upperdir=$stage/$d,workdir=$stage/.work/$d" "/$d"
+		done
+		findmnt -n -t overlay /var > /dev/null	# never dpkg on the real root
+		# man-db rebuilds its index in its trigger: nobody reads it here
+		rm -f /var/lib/man-db/auto-update
+		DEBIAN_FRONTEND=noninteractive dpkg -i "$@"
+		dkms status -m mrxe
+	' stage-install "$stage" "${debs[@]}" > "$stage/dpkg.log" 2>&1; then
+		tail -n 30 "$stage/dpkg.log" >&2
+		echo "mkdeb: staged dpkg -i failed ($stage/dpkg.log)" >&2
+		return 1
+	fi
+	rm -rf "$stage/.work"
+	# the DKMS build tree (objects with debug info): dkms keeps it, nothing
+	# reads it; the guest would copy it over 9p for nothing
+	rm -rf "$stage"/var/lib/dkms/mrxe/*/build
+	{
+		echo "packages ${debs[*]##*/}"
+		sed -n 's/^mrxe\/[^,]*, \([^,]*\), [^:]*: installed$/kernel \1/p' "$stage/dpkg.log"
+	} > "$stage/stamp"
+	grep -q '^kernel ' "$stage/stamp" ||
+		{ cat "$stage/dpkg.log" >&2; echo "mkdeb: DKMS installed mrxe for no kernel" >&2; return 1; }
+	echo "mkdeb: staged install in $stage: $(grep '^kernel ' "$stage/stamp" | tr '\n' ' ')"
+}
+if [ "${1:-}" = --stage-install ]; then
+	stage_install
+	exit
+fi
+
 if [ "${1:-}" = --dkms-check ]; then
 	shift
 	[ $# -gt 0 ] || set -- 6.1
