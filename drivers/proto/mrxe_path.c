@@ -89,7 +89,7 @@ void mrxe_path_init(struct mrxe_path_set *ps, const struct mrxe_path_cfg *cfg,
 	if (!ps->cfg.epoch_ns)
 		ps->cfg.epoch_ns = 1000000;
 	if (!ps->cfg.repath_strikes)
-		ps->cfg.repath_strikes = 3;
+		ps->cfg.repath_strikes = 2;
 	ps->n = cfg->num_paths;
 	if (ps->n < 1)
 		ps->n = 1;

@@ -94,7 +94,7 @@ struct mrxe_path_cfg {
 	u64	probe_ns;	/* first re-probe delay after DEAD */
 	u64	probe_max_ns;	/* cap of the doubled delay */
 	u64	epoch_ns;	/* shortest re-path epoch, 0: 1 ms */
-	u8	repath_strikes;	/* 0: 3 */
+	u8	repath_strikes;	/* 0: 2 */
 	bool	repath_off;	/* no re-pathing (tests, comparisons) */
 };
 
