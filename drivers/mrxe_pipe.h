@@ -31,6 +31,7 @@ struct sk_buff;
  * packets: which WQE, which byte range, when and on which UDP source port.
  */
 #define MRXE_PKT_RING		1024	/* MetaRoCE's max unacked PSN window */
+#define MRXE_RESP_RESV		16	/* SRQ WQEs a QP may take ahead */
 /* standard mode's unacked PSN window (go-back-N resends all of it) */
 #define MRXE_STD_WINDOW		256
 #define MRXE_ACKREQ_EVERY	32	/* AckReq at least every N packets */
@@ -237,6 +238,15 @@ struct mrxe_resp_state {
 	u8	*peek;		/* MetaRoCE: a later WQE, read for placement */
 	u8	*wqe;		/* struct mrxe_recv_wqe + sges, wqe_size */
 	u32	wqe_size;
+	/*
+	 * MetaRoCE on an SRQ: WQEs taken out of the SRQ early, in RSN order,
+	 * for SENDs that arrived ahead of ePSN (placed on arrival); the
+	 * in-order pass uses them before taking more.  MRXE_RESP_RESV slots
+	 * of wqe_size; the next WQE of the QP is slot resv_head.
+	 */
+	u8	*resv;
+	u8	resv_head;
+	u8	resv_n;
 
 	/* RDMA WRITE in progress */
 	struct mrxe_mr *wr_mr;

@@ -75,6 +75,13 @@ void mrxe_resp_reset(struct mrxe_qp *qp)
 	resp->ack_pending = false;
 	resp->msn = 0;
 	resp->rsn = 0;
+	/*
+	 * SRQ WQEs taken ahead are dropped like the WQE being filled: a QP
+	 * reset discards its receive work (an ERROR flush, the usual way
+	 * out, completes them)
+	 */
+	resp->resv_head = 0;
+	resp->resv_n = 0;
 	resp->res_next = 0;
 	if (resp->res)
 		memset(resp->res, 0, resp->nres * sizeof(*resp->res));
@@ -287,20 +294,16 @@ static void resp_srq_event(struct mrxe_srq *srq)
 	srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
-/* Copy the next receive WQE out of the RQ/SRQ; -ENOSPC when empty. */
-static int resp_get_wqe(struct mrxe_qp *qp)
+/* Take the next receive WQE out of the RQ/SRQ into @dst; -ENOSPC: empty. */
+static int resp_take_wqe(struct mrxe_qp *qp, void *dst)
 {
-	struct mrxe_resp_state *resp = &qp->resp;
 	struct mrxe_srq *srq = qp->srq;
 	struct mrxe_queue *q;
 	spinlock_t *lock = srq ? &srq->rq_lock : &qp->rq_lock;
-	u32 max_sge = srq ? srq->max_sge : qp->rq_max_sge;
 	bool limit_event = false;
 	unsigned long flags;
 	u32 n;
 
-	if ((!srq && !qp->rq) || !resp->wqe)
-		return -ENOSPC;
 	spin_lock_irqsave(lock, flags);
 	/* an SRQ resize swaps srq->rq under rq_lock */
 	q = srq ? srq->rq : qp->rq;
@@ -309,7 +312,7 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 		spin_unlock_irqrestore(lock, flags);
 		return -ENOSPC;
 	}
-	memcpy(resp->wqe, mrxe_ring_slot_ptr(q, q->cons), resp->wqe_size);
+	memcpy(dst, mrxe_ring_slot_ptr(q, q->cons), qp->resp.wqe_size);
 	mrxe_queue_advance(q);
 	/* IBA 10.2.9.3: SRQ limit event once, then disarmed */
 	if (srq && srq->limit && n - 1 < srq->limit) {
@@ -319,7 +322,36 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 	spin_unlock_irqrestore(lock, flags);
 	if (limit_event)
 		resp_srq_event(srq);
+	return 0;
+}
 
+static u8 *resp_resv_slot(struct mrxe_qp *qp, u32 i)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+
+	return resp->resv + ((resp->resv_head + i) % MRXE_RESP_RESV) *
+			    resp->wqe_size;
+}
+
+/*
+ * The next receive WQE of the QP into resp.wqe: the oldest one taken early
+ * from the SRQ (resp_meta_send_wqe()), else the RQ/SRQ's next; -ENOSPC
+ * when there is none.
+ */
+static int resp_get_wqe(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+	u32 max_sge = qp->srq ? qp->srq->max_sge : qp->rq_max_sge;
+
+	if ((!qp->srq && !qp->rq) || !resp->wqe)
+		return -ENOSPC;
+	if (resp->resv_n) {
+		memcpy(resp->wqe, resp_resv_slot(qp, 0), resp->wqe_size);
+		resp->resv_head = (resp->resv_head + 1) % MRXE_RESP_RESV;
+		resp->resv_n--;
+	} else if (resp_take_wqe(qp, resp->wqe)) {
+		return -ENOSPC;
+	}
 	resp->has_wqe = true;
 	resp->offset = 0;
 	resp->rsn++;
@@ -1280,10 +1312,17 @@ static bool resp_meta_drain(struct mrxe_qp *qp, int *budget)
 
 /*
  * The receive WQE a MetaRoCE SEND packet ahead of ePSN is for, by its MRH
- * RSN (low 8 bits): the one being filled, or a later one still in the RQ,
- * copied to resp.peek.  At most 254 messages lie between ePSN and a packet
- * less than 255 PSNs ahead, so the 8 bits name one WQE.  NULL: no such
- * WQE (not posted yet, an SRQ, too far ahead).
+ * RSN (low 8 bits): the one being filled, or a later one.  At most 254
+ * messages lie between ePSN and a packet less than 255 PSNs ahead, so the
+ * 8 bits name one WQE.  A later WQE of an RQ is read in place (copied to
+ * resp.peek; the in-order pass takes it as usual).  An SRQ has no WQE of
+ * this QP until the QP takes one, and which one it gets is decided then:
+ * the WQEs for every message up to this one are taken now, in RSN order,
+ * into resp.resv (at most MRXE_RESP_RESV messages ahead), and the in-order
+ * pass uses them first.  Those messages exist (their RSNs are below this
+ * packet's), so nothing is taken that the QP would not take anyway; an
+ * ERROR flush completes them like the WQE being filled.  NULL: no such
+ * WQE (not posted yet, too far ahead).
  */
 static struct mrxe_recv_wqe *resp_meta_send_wqe(struct mrxe_qp *qp,
 						struct sk_buff *skb)
@@ -1292,26 +1331,40 @@ static struct mrxe_recv_wqe *resp_meta_send_wqe(struct mrxe_qp *qp,
 	struct mrxe_recv_wqe *wqe;
 	struct mrxe_queue *q = qp->rq;
 	unsigned long flags;
-	u32 k, n;
+	u32 k, n, max_sge;
 
-	if (qp->srq || !q || !resp->peek ||
-	    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 255)
+	if (mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 255)
 		return NULL;
 	/* k = RSN - (resp.rsn - 1): 0 is the WQE being filled */
 	k = (u8)(mrxe_pkt_meta(skb)->rsn - (u8)(resp->rsn - 1));
 	if (!k)
 		return resp->has_wqe ? resp_wqe(qp) : NULL;
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	n = mrxe_ring_avail(q);
-	if (k > n) {
+	if (qp->srq) {
+		if (!resp->resv || k > MRXE_RESP_RESV)
+			return NULL;
+		while (resp->resv_n < k) {
+			if (resp_take_wqe(qp, resp_resv_slot(qp, resp->resv_n)))
+				return NULL;
+			resp->resv_n++;
+		}
+		wqe = (struct mrxe_recv_wqe *)resp_resv_slot(qp, k - 1);
+		max_sge = qp->srq->max_sge;
+	} else {
+		if (!q || !resp->peek)
+			return NULL;
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		n = mrxe_ring_avail(q);
+		if (k > n) {
+			spin_unlock_irqrestore(&qp->rq_lock, flags);
+			return NULL;
+		}
+		memcpy(resp->peek, mrxe_ring_slot_ptr(q, q->cons + k - 1),
+		       resp->wqe_size);
 		spin_unlock_irqrestore(&qp->rq_lock, flags);
-		return NULL;
+		wqe = (struct mrxe_recv_wqe *)resp->peek;
+		max_sge = qp->rq_max_sge;
 	}
-	memcpy(resp->peek, mrxe_ring_slot_ptr(q, q->cons + k - 1),
-	       resp->wqe_size);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
-	wqe = (struct mrxe_recv_wqe *)resp->peek;
-	return resp_wqe_sane(wqe, qp->rq_max_sge, resp->wqe_size) ? wqe : NULL;
+	return resp_wqe_sane(wqe, max_sge, resp->wqe_size) ? wqe : NULL;
 }
 
 /*
@@ -1558,8 +1611,17 @@ void mrxe_resp_flush(struct mrxe_qp *qp)
 	if (resp->has_wqe)
 		resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, 0,
 			      NULL, false);
+	/* SRQ WQEs this QP took ahead are its own now: flushed with it */
+	while (resp->resv_n) {
+		memcpy(resp->wqe, resp_resv_slot(qp, 0), resp->wqe_size);
+		resp->resv_head = (resp->resv_head + 1) % MRXE_RESP_RESV;
+		resp->resv_n--;
+		resp->has_wqe = true;
+		resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, 0,
+			      NULL, false);
+	}
 	if (qp->srq || !q)
-		return;		/* SRQ WQEs belong to the SRQ, not the QP */
+		return;		/* other SRQ WQEs belong to the SRQ, not the QP */
 	for (;;) {
 		spin_lock_irqsave(&qp->rq_lock, flags);
 		if (!mrxe_ring_avail(q)) {

@@ -419,10 +419,19 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 		if (!qp->resp.wqe)
 			goto err;
 	}
-	/* MetaRoCE SEND placement on arrival reads ahead in an RQ only */
+	/*
+	 * MetaRoCE SEND placement on arrival reads ahead in an RQ, or takes
+	 * WQEs early out of an SRQ
+	 */
 	if (rq && !qp->srq) {
 		qp->resp.peek = kzalloc(qp->resp.wqe_size, GFP_KERNEL);
 		if (!qp->resp.peek)
+			goto err;
+	}
+	if (qp->srq) {
+		qp->resp.resv = kcalloc(MRXE_RESP_RESV, qp->resp.wqe_size,
+					GFP_KERNEL);
+		if (!qp->resp.resv)
 			goto err;
 	}
 	qp->resp.nres = MRXE_MAX_QP_RD_ATOM;
@@ -446,6 +455,8 @@ err:
 	qp->resp.wqe = NULL;
 	kfree(qp->resp.peek);
 	qp->resp.peek = NULL;
+	kfree(qp->resp.resv);
+	qp->resp.resv = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 	return err;
@@ -548,6 +559,8 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	qp->resp.wqe = NULL;
 	kfree(qp->resp.peek);
 	qp->resp.peek = NULL;
+	kfree(qp->resp.resv);
+	qp->resp.resv = NULL;
 	kfree(qp->resp.res);
 	qp->resp.res = NULL;
 }

@@ -15,11 +15,13 @@
 # kernel (/proc/slabinfo, active objects x size) has not grown by more than
 # MRXE_FAULT_SLAB_SLACK_KB (default 2048) over the cases.
 # MRXE_FAULT_RUNS=N repeats every case N times (the issue's 10 in a row).
-# The default (CI) shape is quick: every standard case and MetaRoCE's
+# The default (CI) shape is quick: every standard case, MetaRoCE's
 # down_up, link_del and sigkill (its own loss recovery, retry limit and a
-# dead peer); MRXE_FAULT_FULL=1 runs all 16, MRXE_FAULT_CASES (an extended
-# regex over "mode/case") and MRXE_FAULT_MODES (default "standard
-# metaroce") choose others.  The full 10 runs in a row:
+# dead peer), and link_del and sigkill in mode metaroce-srq (MetaRoCE with
+# both ends on SRQs: SENDs placed on arrival take SRQ WQEs ahead, which a
+# flush must complete); MRXE_FAULT_FULL=1 runs all 24, MRXE_FAULT_CASES
+# (an extended regex over "mode/case") and MRXE_FAULT_MODES (default
+# "standard metaroce metaroce-srq") choose others.  The full 10 runs in a row:
 #   MRXE_RUN_ONE=test_faults_midtransfer MRXE_FAULT_FULL=1 MRXE_FAULT_RUNS=10 \
 #     tools/labvm/vm-run.sh --live --timeout 5400 -- selftests/mrxe_faults.sh
 # (per-run lines also go to $MRXE_RESULTS/xfer-PID/fault-results.txt).
@@ -84,18 +86,21 @@ slab_settle() {
 # fault_start: a long verified transfer in the background; returns once
 # packets flow (sent_pkts of the client's device grows).
 fault_start() {
-	local s0 i
+	local s0 i mode=${FAULT_MODE%-srq} srq=
+	# metaroce-srq: both ends receive from an SRQ (SENDs placed on
+	# arrival take SRQ WQEs ahead; a flush must complete them)
+	[ "$mode" != "$FAULT_MODE" ] && srq=--srq
 	xfer_setup > /dev/null || { case_fail "topology setup failed"; return 1; }
 	s0=$(stat_value "$DEV_B" sent_pkts)
 	PORT=$((PORT + 1))
 	xfer_prefix
 	"${PFX_SRV[@]}" timeout -k 5 120 "$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
-		--dev "$DEV_A" --gid-index "$GID_A" > "$XFER_TMP/fault.server" 2>&1 &
+		--dev "$DEV_A" --gid-index "$GID_A" $srq > "$XFER_TMP/fault.server" 2>&1 &
 	SRV_PID=$!
 	wait_for 10 tcp_listening $PORT || { case_fail "server did not listen"; return 1; }
 	"${PFX_CLI[@]}" timeout -k 5 120 "$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
 		--dev "$DEV_B" --gid-index "$GID_B" --timeout 30 --sizes 32M --iters 1 \
-		--ops write,send,read ${FAULT_MODE:+--mode $FAULT_MODE} > "$XFER_TMP/fault.client" 2>&1 &
+		--ops write,send,read ${FAULT_MODE:+--mode $mode} $srq > "$XFER_TMP/fault.client" 2>&1 &
 	XPID=$!
 	for ((i = 0; i < 100; i++)); do
 		if [ "$(stat_value "$DEV_B" sent_pkts)" -gt $((s0 + 1000)) ]; then
@@ -342,7 +347,7 @@ f_addr_del() {
 }
 
 FAULT_CASES="down_up veth_del netns_del link_del sigkill rmmod mtu addr_del"
-CASES_RE='^(standard/.*|metaroce/(down_up|link_del|sigkill))$'
+CASES_RE='^(standard/.*|metaroce/(down_up|link_del|sigkill)|metaroce-srq/(link_del|sigkill))$'
 [ "${MRXE_FAULT_FULL:-0}" = 1 ] && CASES_RE=.
 CASES_RE=${MRXE_FAULT_CASES:-$CASES_RE}
 
@@ -358,7 +363,7 @@ test_faults_midtransfer() {
 	mrxe_load || fail "module load failed"
 	slab_settle
 	s0=$(slab_kb)
-	for m in ${MRXE_FAULT_MODES:-standard metaroce}; do
+	for m in ${MRXE_FAULT_MODES:-standard metaroce metaroce-srq}; do
 		FAULT_MODE=$m
 		for f in $FAULT_CASES; do
 			fault_case "$m/$f" "f_$f"

@@ -250,9 +250,25 @@ test_meta_send_placed() {
 	expect_gt "SEND packets placed on arrival" "$placed" 0
 }
 
+# SENDs into an SRQ placed on arrival (wire-format.rst, "Receiver rules
+# for placement"): a QP takes the SRQ's WQEs for the messages up to a SEND
+# packet that arrived ahead, in RSN order, and places the packet; every
+# byte verified, and the placement counter must move.
+test_meta_srq_send_placed() {
+	local placed
+	meta_setup 1500
+	netem_set limit 100000 delay 20ms 1ms
+	MRXE_VERIFY_SERVER_ARGS=--srq verify_run --mode metaroce --srq \
+		--mtu 1024 --iters 2 --ops send,send_imm --sizes 1,mtu+1,1M,4M
+	meta_stats
+	placed=$(pair_stat meta_placed_on_arrival)
+	echo "SEND packets placed on arrival into an SRQ: $placed, accepted out of order: $(pair_stat meta_ooo_pkts)"
+	expect_mode metaroce &&
+	expect_gt "SEND packets placed on arrival (SRQ)" "$placed" 0
+}
+
 # Both ends take their receives from an SRQ, every op both ways, under
-# reordering and 1% loss: SENDs are held and executed in PSN order (no
-# placement on arrival into an SRQ), WRITEs are placed on arrival.
+# reordering and 1% loss (SENDs and WRITEs placed on arrival).
 test_meta_srq() {
 	meta_setup 1500
 	netem_set delay 5ms 1ms loss 1%
@@ -364,6 +380,7 @@ mrxe_run_tests \
 	test_meta_read_loss \
 	test_meta_reorder \
 	test_meta_send_placed \
+	test_meta_srq_send_placed \
 	test_meta_srq \
 	test_meta_window \
 	test_meta_duplicate \
