@@ -332,7 +332,7 @@ test_mixed_counts() {
 	mp_setup 2
 	mp_run --mode metaroce --paths 3 -- --mode metaroce --paths 2 \
 		--mtu 1024 --iters 1 --ops write,send,read --reverse \
-		--sizes 1,mtu+1,1M
+		--sizes mtu+1,1M
 	grep -q "resolved metaroce, paths 2" "$XFER_CLIENT_OUT" &&
 	grep -q "resolved metaroce, paths 3" "$XFER_SERVER_OUT" ||
 		{ echo "FAILED: path counts not 2 (client) and 3 (server)"; return 1; }
