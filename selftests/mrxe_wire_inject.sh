@@ -46,14 +46,14 @@ inject_during_transfer() {
 	(
 		n=0
 		while [ ! -e "$XFER_STOP" ] || [ $n = 0 ]; do
-			MRXE_VERIFY_SIZES=${MRXE_INJECT_SIZES:-64M} verify_run --mode "$mode" \
+			MRXE_VERIFY_SIZES=${MRXE_INJECT_SIZES:-16M} verify_run --mode "$mode" \
 				--iters 2 --ops write,send,read > "$XFER_TMP/run.$n" 2>&1 ||
 				{ echo "transfer $n FAILED:"; cat "$XFER_TMP/run.$n"; exit 1; }
 			grep -q "# pass [1-9][0-9]* fail 0 " "$XFER_TMP/run.$n" ||
 				{ echo "transfer $n passed nothing:"; cat "$XFER_TMP/run.$n"; exit 1; }
 			n=$((n + 1))
 		done
-		echo "$n verified transfer(s) of 2 x 64 MiB write, send and read each: all bytes verified"
+		echo "$n verified transfer(s) of 2 x ${MRXE_INJECT_SIZES:-16M} write, send and read each: all bytes verified"
 	) > "$XFER_TMP/loop.$mode" 2>&1 &
 	LOOP_PID=$!
 	sleep 2
