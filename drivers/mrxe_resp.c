@@ -333,6 +333,16 @@ static u8 *resp_resv_slot(struct mrxe_qp *qp, u32 i)
 			    resp->wqe_size;
 }
 
+/* The oldest SRQ WQE taken ahead (resp.resv_n > 0) into resp.wqe. */
+static void resp_resv_pop(struct mrxe_qp *qp)
+{
+	struct mrxe_resp_state *resp = &qp->resp;
+
+	memcpy(resp->wqe, resp_resv_slot(qp, 0), resp->wqe_size);
+	resp->resv_head = (resp->resv_head + 1) % MRXE_RESP_RESV;
+	resp->resv_n--;
+}
+
 /*
  * The next receive WQE of the QP into resp.wqe: the oldest one taken early
  * from the SRQ (resp_meta_send_wqe()), else the RQ/SRQ's next; -ENOSPC
@@ -345,13 +355,10 @@ static int resp_get_wqe(struct mrxe_qp *qp)
 
 	if ((!qp->srq && !qp->rq) || !resp->wqe)
 		return -ENOSPC;
-	if (resp->resv_n) {
-		memcpy(resp->wqe, resp_resv_slot(qp, 0), resp->wqe_size);
-		resp->resv_head = (resp->resv_head + 1) % MRXE_RESP_RESV;
-		resp->resv_n--;
-	} else if (resp_take_wqe(qp, resp->wqe)) {
+	if (resp->resv_n)
+		resp_resv_pop(qp);
+	else if (resp_take_wqe(qp, resp->wqe))
 		return -ENOSPC;
-	}
 	resp->has_wqe = true;
 	resp->offset = 0;
 	resp->rsn++;
@@ -1613,9 +1620,7 @@ void mrxe_resp_flush(struct mrxe_qp *qp)
 			      NULL, false);
 	/* SRQ WQEs this QP took ahead are its own now: flushed with it */
 	while (resp->resv_n) {
-		memcpy(resp->wqe, resp_resv_slot(qp, 0), resp->wqe_size);
-		resp->resv_head = (resp->resv_head + 1) % MRXE_RESP_RESV;
-		resp->resv_n--;
+		resp_resv_pop(qp);
 		resp->has_wqe = true;
 		resp_complete(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, 0,
 			      NULL, false);

@@ -168,6 +168,12 @@ stage_usable() {
 	[ "$have" = "$want" ] && grep -qx "kernel $KVER" "$STAGE/stamp"
 }
 
+# host_status PKG: PKG's dpkg status in the host's own database (the
+# read-only view test_install_packages mounts on $INST/hostvar).
+host_status() {
+	dpkg-query --admindir="$INST/hostvar/lib/dpkg" -W -f='${db:Status-Status}' "$1" 2>/dev/null || true
+}
+
 # counter DEV NAME: one counter of DEV (namespace A or B), read with mrxectl.
 counter() {
 	local ns=$NS_A
@@ -214,11 +220,10 @@ test_install_packages() {
 	mount -t overlay overlay -o "ro,lowerdir=/var:$INST/empty" "$INST/hostvar" ||
 		fail "cannot show the host's /var"
 	[ -s "$INST/hostvar/lib/dpkg/status" ] || fail "the host's dpkg database is not visible"
-	st=$(dpkg-query --admindir="$INST/hostvar/lib/dpkg" -W -f='${db:Status-Status}' dkms 2>/dev/null || true)
-	[ "$st" = installed ] || { umount "$INST/hostvar"; skip "dkms is not installed on the host (make deps)"; }
+	[ "$(host_status dkms)" = installed ] ||
+		{ umount "$INST/hostvar"; skip "dkms is not installed on the host (make deps)"; }
 	for p in $PKGS; do
-		st=$(dpkg-query --admindir="$INST/hostvar/lib/dpkg" -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-		[ "$st" != installed ] || { umount "$INST/hostvar";
+		[ "$(host_status "$p")" != installed ] || { umount "$INST/hostvar";
 			fail "$p is installed on the host itself: this test cannot tell its install from that one"; }
 	done
 	umount "$INST/hostvar"

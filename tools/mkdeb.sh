@@ -110,11 +110,9 @@ stage_install() {
 	for p in mrxe-dkms ibverbs-provider-mrxe mrxectl; do
 		d=$(ls "$OUT/${p}_"*.deb 2>/dev/null | tail -n1)
 		[ -n "$d" ] || { echo "mkdeb: no $OUT/${p}_*.deb: make deb" >&2; return 1; }
-		debs+=("$d")
-	done
-	for p in mrxe-dkms ibverbs-provider-mrxe mrxectl; do
 		[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ] ||
 			{ echo "mkdeb: $p is installed on this machine: a staged install would not show" >&2; return 1; }
+		debs+=("$d")
 	done
 	rm -rf "$stage"
 	mkdir -p "$stage"
