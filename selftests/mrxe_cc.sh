@@ -177,6 +177,15 @@ bn_devstats() {
 test_cc_cnp() {
 	cc_require
 	trap cc_cleanup EXIT
+	# Nothing reacts to the marks here, so the queue holds whatever the
+	# four QPs have in flight (4 x MRXE_STD_WINDOW 256 packets, 1.13 MB,
+	# twice that if an early drop made each resend its window): a limit
+	# above that means no tail drop, and an ACK timeout (2.1 s) above
+	# that queue's 670 ms means no spurious timeout.  With the default
+	# 300 KB limit and 67 ms, go-back-N under tail drop spent the retry
+	# count (a repeated NAK-sequence error spends one, mrxe_comp.c) in
+	# a lab run (3 of 4 QPs: retry exceeded), and with them the test.
+	BN_RED_LIMIT=2500000
 	bn_setup
 	local cap=$XFER_TMP/cnp.$RANDOM pid sent rcvd paced marked
 	# Notification point only: ECN on, no reaction (the queue stays
@@ -188,8 +197,8 @@ test_cc_cnp() {
 		--ready "$cap.ready" > "$cap.json" 2> "$cap.err" &
 	pid=$!
 	wait_for 10 test -e "$cap.ready" || fail "capture did not start: $(cat "$cap.err")"
-	bn_verify_4qp 300 --mode standard --ops write --sizes 1M --iters 2 --mtu 1024 ||
-		fail "transfers failed"
+	bn_verify_4qp 300 --mode standard --ops write --sizes 1M --iters 2 --mtu 1024 \
+		--ack-timeout 19 || { bn_devstats; fail "transfers failed"; }
 	sleep 0.5
 	kill -TERM $pid
 	local rc=0

@@ -158,6 +158,7 @@ struct Options {
 	unsigned inject_fault = 0;	// case number whose data gets corrupted
 	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
 	uint32_t paths = 0;	// --paths (this side only), 0: device default
+	uint8_t ack_timeout = 14;	// --ack-timeout (this side only)
 };
 
 void usage(FILE *f)
@@ -182,6 +183,9 @@ void usage(FILE *f)
 "                          mrxedv_create_qp (mrxe provider) in that transport\n"
 "                          mode and print the mode it resolved to (also sent\n"
 "                          to the server)\n"
+"  --ack-timeout N         RC local ACK timeout of this side's QP, 4.096 us\n"
+"                          * 2^N, 1..31 (default 14: 67 ms; not sent to\n"
+"                          the peer)\n"
 "  --paths N               with --mode: this side's QP sprays over N paths\n"
 "                          (UDP source ports), 1..16; each side chooses its\n"
 "                          own (not sent to the peer)\n"
@@ -316,7 +320,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT, O_MODE, O_PATHS,
+		O_FAULT, O_MODE, O_PATHS, O_ACKTO,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -342,6 +346,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "inject-fault", required_argument, nullptr, O_FAULT },
 		{ "mode", required_argument, nullptr, O_MODE },
 		{ "paths", required_argument, nullptr, O_PATHS },
+		{ "ack-timeout", required_argument, nullptr, O_ACKTO },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -440,6 +445,11 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.paths) ||
 			    !o.paths)
 				return bad("--paths", optarg);
+			break;
+		case O_ACKTO:
+			if (!parse_num(std::string_view(optarg), o.ack_timeout) ||
+			    o.ack_timeout < 1 || o.ack_timeout > 31)
+				return bad("--ack-timeout", optarg);
 			break;
 		case 'v': g_verbose = true; break;
 		case 'h': usage(stdout); return -1;
@@ -1228,7 +1238,7 @@ bool connect_qp(const Options &o, Local &l, const Remote &r, int pmtu)
 	a.sq_psn = l.psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (o.qpt == IBV_QPT_RC) {
-		a.timeout = 14;		// 4.096 us * 2^14 = 67 ms
+		a.timeout = o.ack_timeout;	// 4.096 us * 2^N
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;	// infinite
 		a.max_rd_atomic = rd_init ? rd_init : 1;
