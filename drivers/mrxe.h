@@ -106,6 +106,7 @@ enum mrxe_counter {
 	MRXE_CNT_FLUSH_EXECUTED,	/* RDMA FLUSH requests executed */
 	MRXE_CNT_ATOMIC_WRITE_EXECUTED,	/* RDMA ATOMIC WRITEs placed */
 	MRXE_CNT_META_PLACED,		/* WRITE/SEND packets placed ahead of ePSN */
+	MRXE_CNT_META_RSP_WND_CUTS,	/* READ response window halvings */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -203,7 +203,7 @@ int mrxe_path_glue_fill(struct sk_buff *skb, struct mrxe_qp *qp);
 /* mrxe_req.c */
 bool mrxe_req_meta_timer(struct mrxe_qp *qp);
 u32 mrxe_meta_chunk_last(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 psn);
-void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one);
+int mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one, u32 *last);
 bool mrxe_req_run(struct mrxe_qp *qp, int *budget);
 void mrxe_req_rewind(struct mrxe_qp *qp, u32 psn);
 void mrxe_req_acked(struct mrxe_qp *qp, u32 psn);

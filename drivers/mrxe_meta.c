@@ -120,6 +120,19 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->retry_left = qp->pipe.attr.retry_cnt;
 	m->rsp_deadline_ns = 0;
 	m->rsp_backoff = 0;
+	m->rsp_hi_valid = false;
+	m->rsp_rack_ns = 0;
+	/*
+	 * READ response window: one chunk at least, the request window at
+	 * most; an RNR rewind keeps what was learnt, as the RTT above
+	 */
+	if (keep_rtt) {
+		m->rspwnd.pending = 0;
+	} else {
+		mrxe_rspwnd_init(&m->rspwnd, MRXE_META_READ_CHUNK,
+				 max_t(u32, m->cfg.wnd, MRXE_META_READ_CHUNK),
+				 MRXE_META_READ_CHUNK);
+	}
 	/* rsp_got bits are cleared when their PSN is sent */
 }
 

@@ -17,6 +17,7 @@
 
 #include "mrxe_wire.h"
 #include "mrxe_meta.h"
+#include "mrxe_rspwnd.h"
 
 struct mrxe_qp;
 struct mrxe_mr;
@@ -99,6 +100,10 @@ struct mrxe_meta_qp {
 	bool	rsp_fast;	/* the deadline is a response-gap one */
 	bool	rsp_probe;	/* ... a tail probe (first wait, 2 SRTT) */
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */
+	u32	rsp_hi;		/* newest PSN whose response arrived */
+	bool	rsp_hi_valid;
+	u64	rsp_rack_ns;	/* newest request send time answered */
+	struct mrxe_rspwnd	rspwnd;	/* responses in flight (AIMD) */
 	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);
 	struct hrtimer		timer;	/* SACK timer (RACK, TLP, RTO) */

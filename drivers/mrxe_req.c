@@ -728,6 +728,8 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 {
 	u32 mtu = qp->pipe.attr.mtu, idx, off, end, cl, q;
 	struct mrxe_swqe *w;
+	u64 now;
+	int err;
 
 	w = mrxe_meta_wqe_of(qp, psn, &idx);
 	if (!w)
@@ -745,7 +747,16 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	*last = q;
 	end = min_t(u64, w->len,
 		    (u64)(mrxe_psn_diff(*last, w->first_psn) + 1) * mtu);
-	return mrxe_req_xmit(qp, w, idx, psn, off, end - min(off, end), true);
+	err = mrxe_req_xmit(qp, w, idx, psn, off, end - min(off, end), true);
+	if (err)
+		return err;
+	/* the whole run was asked for now (response loss by send time) */
+	now = qp->req.meta[psn & (MRXE_PKT_RING - 1)].send_ns;
+	for (q = psn; q != *last; ) {
+		q = mrxe_psn_add(q, 1);
+		qp->req.meta[q & (MRXE_PKT_RING - 1)].send_ns = now;
+	}
+	return 0;
 }
 
 /* Retransmit every PSN the scoreboard declared lost (before new data). */
@@ -794,13 +805,15 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
  * its request was delivered: ask again (the responder answers duplicate
  * READs from the RETH and replays atomics, IBA 9.7.5.2.2).  @one: only
  * @psn's response (a probe), else the run of missing ones after it.
+ * *@last: the last PSN asked for.  Returns 0 or the resend's error.
  */
-void mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one)
+int mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one, u32 *last)
 {
-	u32 last;
+	int err = mrxe_meta_resend(qp, psn, false, one, last);
 
-	if (!mrxe_meta_resend(qp, psn, false, one, &last))
+	if (!err)
 		qp->pipe.meta->rsp_retrans++;
+	return err;
 }
 
 /* Can a new packet of @npsn PSNs starting at req.psn go out? */
@@ -834,6 +847,10 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		qp->req.psn = qp->req.next_new_psn;
 	if (!mrxe_meta_room(qp, npsn))
 		return -ENOSPC;
+	/* READ/atomic: the responses it asks for must fit their window */
+	if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
+	    !mrxe_rspwnd_may_ask(&mq->rspwnd, npsn))
+		return -ENOSPC;
 	mrxe_req_assign_psn(qp, w, idx);
 	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
 	if (psn != mq->snd.sb.nxt) {
@@ -850,6 +867,8 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		return err;
 	now = ktime_get_ns();
 	path = mrxe_path_glue_sent(qp, psn, false);
+	if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
+		mrxe_rspwnd_asked(&mq->rspwnd, npsn);
 	for (i = 0; i < npsn; i++) {
 		q = mrxe_psn_add(psn, i);
 		mrxe_sack_on_send(&mq->snd.sb, q, now, path, i ? 0 : paylen);

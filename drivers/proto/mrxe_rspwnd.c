@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * READ response window (AIMD over responses).  See mrxe_rspwnd.h for the
+ * rules and the invariant.
+ */
+#include "mrxe_rspwnd.h"
+
+void mrxe_rspwnd_init(struct mrxe_rspwnd *w, u32 min, u32 max, u32 step)
+{
+	memset(w, 0, sizeof(*w));
+	w->min = min ? min : 1;
+	w->max = max < w->min ? w->min : max;
+	w->step = step ? step : 1;
+	w->cwnd = w->max;
+}
+
+bool mrxe_rspwnd_may_ask(const struct mrxe_rspwnd *w, u32 n)
+{
+	return !w->pending || (u64)w->pending + n <= w->cwnd;
+}
+
+void mrxe_rspwnd_asked(struct mrxe_rspwnd *w, u32 n)
+{
+	w->pending = (u64)w->pending + n > 0xffffffffULL ? 0xffffffffU :
+		     w->pending + n;
+}
+
+void mrxe_rspwnd_got(struct mrxe_rspwnd *w)
+{
+	if (w->pending)
+		w->pending--;
+	if (++w->acc < w->cwnd)
+		return;
+	w->acc = 0;
+	w->cwnd = w->max - w->cwnd < w->step ? w->max : w->cwnd + w->step;
+}
+
+bool mrxe_rspwnd_loss(struct mrxe_rspwnd *w, u64 now_ns, u64 hold_ns)
+{
+	if (w->cuts && now_ns - w->cut_ns < hold_ns)
+		return false;
+	w->cwnd = w->cwnd / 2 < w->min ? w->min : w->cwnd / 2;
+	w->acc = 0;
+	w->cut_ns = now_ns;
+	w->cuts++;
+	return true;
+}
+
+void mrxe_rspwnd_idle(struct mrxe_rspwnd *w)
+{
+	w->pending = 0;
+}
