@@ -476,6 +476,9 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 		}
 		mrxe_comp_post_send(qp, w);
 	}
+	/* an old rsp_hi would look new again once the PSNs wrap */
+	if (mq->rsp_hi_valid && !mrxe_psn_after(mq->rsp_hi, qp->comp.psn))
+		mq->rsp_hi_valid = false;
 	if (qp->comp.psn == una) {
 		mq->rsp_deadline_ns = 0;
 		mq->rsp_backoff = 0;
