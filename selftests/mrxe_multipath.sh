@@ -351,10 +351,11 @@ test_mixed_counts() {
 		{ echo "FAILED: path counts not 2 (client) and 3 (server)"; return 1; }
 	# the s->c READ's responses cross the 16 Mbit/s links (about 0.3 s):
 	# lost responses repaired one hole per backed-off deadline took 17 s
-	# to 194 s (design.rst, READ response window)
+	# to 194 s (design.rst, READ response window); now 0.4-8 s, 8 s with
+	# two lab VMs on the host, so the bound leaves room for a slow host
 	awk '/ok [0-9]+ - rc read s->c size=1M/ { ms = $(NF - 1) + 0; print "read s->c 1M: " ms " ms";
-		if (ms > 20000) bad = 1 } END { exit bad }' "$XFER_CLIENT_OUT" ||
-		{ echo "FAILED: a 1 MiB READ over the fabric took more than 20 s"; return 1; }
+		if (ms > 60000) bad = 1 } END { exit bad }' "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: a 1 MiB READ over the fabric took more than 60 s"; return 1; }
 }
 
 # 16 paths (MRXE_MAX_PATHS): `mrxectl qp show DEV qpn N` (one reply) and
