@@ -442,6 +442,16 @@ static u64 mrxe_meta_rsp_wait(struct mrxe_qp *qp, bool *probe)
 
 static void mrxe_meta_rsp_gap(struct mrxe_qp *qp);
 
+/* Is @q a READ/atomic PSN in flight whose response has not arrived? */
+static bool mrxe_meta_rsp_missing(struct mrxe_qp *qp, u32 q)
+{
+	u32 slot = q & (MRXE_PKT_RING - 1);
+	struct mrxe_pkt_meta *pm = &qp->req.meta[slot];
+
+	return pm->psn == q && mrxe_meta_is_rsp_op(pm->opcode) &&
+	       !test_bit(slot, qp->pipe.meta->rsp_got);
+}
+
 /*
  * Move comp.psn (the oldest PSN not done) up to the scoreboard's una,
  * stopping at a READ/atomic PSN whose response is missing, and complete
@@ -453,16 +463,12 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 {
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
 	struct mrxe_req_state *req = &qp->req;
-	u32 una = mq->snd.sb.una, slot;
-	struct mrxe_pkt_meta *pm;
+	u32 una = mq->snd.sb.una;
 	struct mrxe_swqe *w;
 	u64 now;
 
 	while (mrxe_psn_before(qp->comp.psn, una)) {
-		slot = qp->comp.psn & (MRXE_PKT_RING - 1);
-		pm = &req->meta[slot];
-		if (pm->psn == qp->comp.psn && mrxe_meta_is_rsp_op(pm->opcode) &&
-		    !test_bit(slot, mq->rsp_got))
+		if (mrxe_meta_rsp_missing(qp, qp->comp.psn))
 			break;
 		qp->comp.psn = mrxe_psn_add(qp->comp.psn, 1);
 	}
@@ -561,16 +567,14 @@ static u32 mrxe_meta_rerequest_runs(struct mrxe_qp *qp, bool fast, u64 now)
 {
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
 	u64 young = mrxe_rtt_srtt(&mq->snd.sb.rtt);
-	u32 q = qp->comp.psn, slot, last, runs = 0;
+	u32 q = qp->comp.psn, last, runs = 0;
 	struct mrxe_pkt_meta *pm;
 
 	if (!young)
 		young = mrxe_rtt_rto(&mq->snd.sb.rtt);
 	while (mrxe_psn_before(q, mq->snd.sb.nxt) && runs < MRXE_META_RSP_RUNS) {
-		slot = q & (MRXE_PKT_RING - 1);
-		pm = &qp->req.meta[slot];
-		if (pm->psn != q || !mrxe_meta_is_rsp_op(pm->opcode) ||
-		    test_bit(slot, mq->rsp_got) ||
+		pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
+		if (!mrxe_meta_rsp_missing(qp, q) ||
 		    (fast && !mrxe_meta_rsp_lost(qp, q)) ||
 		    ((fast || q != qp->comp.psn) && pm->send_ns + young > now)) {
 			q = mrxe_psn_add(q, 1);

@@ -728,7 +728,7 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 {
 	u32 mtu = qp->pipe.attr.mtu, idx, off, end, cl, q;
 	struct mrxe_swqe *w;
-	u64 now;
+	u64 sent;
 	int err;
 
 	w = mrxe_meta_wqe_of(qp, psn, &idx);
@@ -751,10 +751,10 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	if (err)
 		return err;
 	/* the whole run was asked for now (response loss by send time) */
-	now = qp->req.meta[psn & (MRXE_PKT_RING - 1)].send_ns;
+	sent = qp->req.meta[psn & (MRXE_PKT_RING - 1)].send_ns;
 	for (q = psn; q != *last; ) {
 		q = mrxe_psn_add(q, 1);
-		qp->req.meta[q & (MRXE_PKT_RING - 1)].send_ns = now;
+		qp->req.meta[q & (MRXE_PKT_RING - 1)].send_ns = sent;
 	}
 	return 0;
 }
@@ -836,6 +836,7 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 {
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
 	u32 mtu = qp->pipe.attr.mtu, psn, npsn = 1, paylen, i, q;
+	bool rsp = w->mask & (MRXE_M_READ | MRXE_M_ATOMIC);
 	struct mrxe_pkt_meta *pm;
 	u64 now;
 	int err;
@@ -848,8 +849,7 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	if (!mrxe_meta_room(qp, npsn))
 		return -ENOSPC;
 	/* READ/atomic: the responses it asks for must fit their window */
-	if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC)) &&
-	    !mrxe_rspwnd_may_ask(&mq->rspwnd, npsn))
+	if (rsp && !mrxe_rspwnd_may_ask(&mq->rspwnd, npsn))
 		return -ENOSPC;
 	mrxe_req_assign_psn(qp, w, idx);
 	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
@@ -867,7 +867,7 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		return err;
 	now = ktime_get_ns();
 	path = mrxe_path_glue_sent(qp, psn, false);
-	if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
+	if (rsp)
 		mrxe_rspwnd_asked(&mq->rspwnd, npsn);
 	for (i = 0; i < npsn; i++) {
 		q = mrxe_psn_add(psn, i);

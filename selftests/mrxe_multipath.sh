@@ -62,12 +62,14 @@ mp_run() {
 			--dev "$DEV_B" --gid-index "$GID_B" --timeout 300 "${c[@]}"
 }
 
-# mp_counters: the devices' non-zero counters (what recovery happened)
+# mp_counters: the devices' non-zero counters (what recovery happened;
+# the rdma statistic is global, no namespace needed)
 mp_counters() {
-	echo "$DEV_A: $(run_a rdma statistic show link "$DEV_A/1" | tr ' ' '\n' |
-		awk 'prev != "" && $0 ~ /^[0-9]+$/ && $0 != 0 { printf "%s=%s ", prev, $0 } { prev = $0 }')"
-	echo "$DEV_B: $(run_b rdma statistic show link "$DEV_B/1" | tr ' ' '\n' |
-		awk 'prev != "" && $0 ~ /^[0-9]+$/ && $0 != 0 { printf "%s=%s ", prev, $0 } { prev = $0 }')"
+	local d
+
+	for d in "$DEV_A" "$DEV_B"; do
+		echo "$d: $(hw_stats_nonzero "$d")"
+	done
 }
 
 # mp_check_spread SNAPSHOT DELTA: per-link packets against the paths'

@@ -318,6 +318,13 @@ hw_stats() {
 	rdma statistic show link "$1/1" 2>/dev/null
 }
 
+# hw_stats_nonzero DEV: "name=value " for each of the device's non-zero
+# counters, on one line.
+hw_stats_nonzero() {
+	hw_stats "$1" | tr ' ' '\n' |
+		awk 'prev != "" && $0 ~ /^[0-9]+$/ && $0 != 0 { printf "%s=%s ", prev, $0 } { prev = $0 }'
+}
+
 # stat_value DEV NAME: one counter (0 when absent).
 stat_value() {
 	rdma statistic show link "$1/1" 2>/dev/null |
