@@ -518,6 +518,14 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
  * to a re-request or a probe proves the older requests' responses lost) -
  * unless the network reordered them, which the reordering window allows
  * for (the caller waits reo_wnd, at least MRXE_META_RSP_REO_NS).
+ * Re-requests are the exception to that order: a duplicate READ is
+ * answered at the next message boundary, ahead of first requests the
+ * responder holds but has not executed (mrxe_resp.c, resp_meta_drain).
+ * So the response to a re-requested run is evidence only against older
+ * re-requested runs: taken against first requests, one spurious
+ * re-request condemned every chunk still queued at the responder (15 runs
+ * asked for twice in a lossless ib_read_bw).  A tail probe's response
+ * counts against all: it is sent when no response came for 2 SRTT.
  */
 #define MRXE_META_RSP_REO_NS	(500ULL * NSEC_PER_USEC)
 
@@ -526,8 +534,12 @@ static bool mrxe_meta_rsp_lost(struct mrxe_qp *qp, u32 q)
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
 	struct mrxe_pkt_meta *pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
 
-	return (mq->rsp_hi_valid && mrxe_psn_after(mq->rsp_hi, q)) ||
-	       (pm->psn == q && pm->send_ns < mq->rsp_rack_ns);
+	if (mq->rsp_hi_valid && mrxe_psn_after(mq->rsp_hi, q))
+		return true;
+	if (pm->psn != q)
+		return false;
+	return pm->send_ns < mq->rsp_rack_ns ||
+	       (pm->rsp_rt && pm->send_ns < mq->rsp_rack_rt_ns);
 }
 
 /*
@@ -808,7 +820,10 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 		mq->rsp_hi = psn;
 		mq->rsp_hi_valid = true;
 	}
-	mq->rsp_rack_ns = max(mq->rsp_rack_ns, pm->send_ns);
+	if (pm->rsp_rt)
+		mq->rsp_rack_rt_ns = max(mq->rsp_rack_rt_ns, pm->send_ns);
+	else
+		mq->rsp_rack_ns = max(mq->rsp_rack_ns, pm->send_ns);
 	if (w->mask & MRXE_M_READ) {
 		off = (u32)mrxe_psn_diff(psn, w->first_psn) /
 		      MRXE_META_READ_CHUNK * MRXE_META_READ_CHUNK;

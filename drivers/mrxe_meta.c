@@ -122,6 +122,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->rsp_backoff = 0;
 	m->rsp_hi_valid = false;
 	m->rsp_rack_ns = 0;
+	m->rsp_rack_rt_ns = 0;
 	/*
 	 * READ response window: one chunk at least, the request window at
 	 * most; an RNR rewind keeps what was learnt, as the RTT above

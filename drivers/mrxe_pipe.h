@@ -52,6 +52,8 @@ struct mrxe_pkt_meta {
 	u8	opcode;
 	u8	retrans;	/* times this PSN was resent */
 	u8	path;		/* MetaRoCE path index of the last send */
+	/* a READ run asked for again: its response may jump the queue */
+	bool	rsp_rt;
 };
 
 /*
@@ -102,7 +104,13 @@ struct mrxe_meta_qp {
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */
 	u32	rsp_hi;		/* newest PSN whose response arrived */
 	bool	rsp_hi_valid;
-	u64	rsp_rack_ns;	/* newest request send time answered */
+	/*
+	 * Newest send time of a request answered: a first request
+	 * (rsp_rack_ns) or a re-request (rsp_rack_rt_ns), which the responder
+	 * may answer ahead of first requests it holds (mrxe_meta_rsp_lost).
+	 */
+	u64	rsp_rack_ns;
+	u64	rsp_rack_rt_ns;
 	struct mrxe_rspwnd	rspwnd;	/* responses in flight (AIMD) */
 	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);

@@ -546,6 +546,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	m->sport = sport;
 	m->path = path;
 	m->opcode = opcode;
+	m->rsp_rt = false;
 	m->send_ns = ktime_get_ns();
 
 	/*
@@ -727,8 +728,8 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 			    bool one, u32 *last)
 {
 	u32 mtu = qp->pipe.attr.mtu, idx, off, end, cl, q;
+	struct mrxe_pkt_meta *first, *pm;
 	struct mrxe_swqe *w;
-	u64 sent;
 	int err;
 
 	w = mrxe_meta_wqe_of(qp, psn, &idx);
@@ -737,8 +738,14 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	off = (w->mask & MRXE_M_ATOMIC) ? 0 :
 	      (u32)mrxe_psn_diff(psn, w->first_psn) * mtu;
 	*last = psn;
-	if (!(w->mask & MRXE_M_READ))
-		return mrxe_req_xmit(qp, w, idx, psn, off, 0, true);
+	first = &qp->req.meta[psn & (MRXE_PKT_RING - 1)];
+	if (!(w->mask & MRXE_M_READ)) {
+		err = mrxe_req_xmit(qp, w, idx, psn, off, 0, true);
+		/* a duplicate atomic is answered on arrival (IBA 9.7.5.2.2) */
+		if (!err && (w->mask & MRXE_M_ATOMIC))
+			first->rsp_rt = !one;
+		return err;
+	}
 	cl = one ? psn : mrxe_meta_chunk_last(qp, w, psn);
 	for (q = psn; q != cl; q = mrxe_psn_add(q, 1)) {
 		if (!mrxe_meta_wanted(qp, mrxe_psn_add(q, 1), lost_run))
@@ -750,11 +757,18 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	err = mrxe_req_xmit(qp, w, idx, psn, off, end - min(off, end), true);
 	if (err)
 		return err;
-	/* the whole run was asked for now (response loss by send time) */
-	sent = qp->req.meta[psn & (MRXE_PKT_RING - 1)].send_ns;
+	/*
+	 * The whole run was asked for again now (response loss by send time),
+	 * and its responses may overtake first requests the responder holds
+	 * (mrxe_meta_rsp_lost).  A probe (@one) is asked for when no response
+	 * came for 2 SRTT, the responder has nothing queued ahead of it.
+	 */
+	first->rsp_rt = !one;
 	for (q = psn; q != *last; ) {
 		q = mrxe_psn_add(q, 1);
-		qp->req.meta[q & (MRXE_PKT_RING - 1)].send_ns = sent;
+		pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
+		pm->send_ns = first->send_ns;
+		pm->rsp_rt = first->rsp_rt;
 	}
 	return 0;
 }

@@ -308,6 +308,14 @@ test_cc_metaroce() {
 # is given the CPU it would have on its own core with a hardware NIC.
 
 PRIO_ITERS=${MRXE_PRIO_ITERS:-2000}
+# the bulk flow's perftest program and extra arguments (experiments:
+# ib_send_bw with -e waits for completion events instead of polling;
+# perftest refuses -e for WRITE)
+PRIO_BULK_TEST=${MRXE_PRIO_BULK_TEST:-ib_write_bw}
+PRIO_BULK_ARGS=${MRXE_PRIO_BULK_ARGS:-}
+# until killed: duration mode does not take -e, a huge count does
+PRIO_BULK_RUN="--run_infinitely -D 5"
+case " $PRIO_BULK_ARGS " in *" -e "*) PRIO_BULK_RUN="-n 100000000" ;; esac
 PRIO_BOUND=${MRXE_PRIO_BOUND:-4}	# loaded SL 7 p99 <= BOUND x idle SL 7 p99
 PRIO_PORT=19700
 PRIO_NICE=()
@@ -344,12 +352,12 @@ prio_lat() {
 prio_bulk_start() {
 	PRIO_PORT=$((PRIO_PORT + 1))
 	xfer_prefix
-	"${PFX_SRV[@]}" ib_write_bw -d "$DEV_A" -x "$GID_A" -p $PRIO_PORT -F -q 4 \
-		-s 65536 --run_infinitely -D 5 > "$XFER_TMP/bulk.server" 2>&1 &
+	"${PFX_SRV[@]}" "$PRIO_BULK_TEST" -d "$DEV_A" -x "$GID_A" -p $PRIO_PORT -F -q 4 \
+		-s 65536 $PRIO_BULK_RUN $PRIO_BULK_ARGS > "$XFER_TMP/bulk.server" 2>&1 &
 	PRIO_BULK_SRV=$!
 	wait_for 20 tcp_listening $PRIO_PORT || { cat "$XFER_TMP/bulk.server"; return 1; }
-	"${PFX_CLI[@]}" ib_write_bw -d "$DEV_B" -x "$GID_B" -p $PRIO_PORT -F -q 4 \
-		-s 65536 --run_infinitely -D 5 "$@" "$SRV_IP" > "$XFER_TMP/bulk.client" 2>&1 &
+	"${PFX_CLI[@]}" "$PRIO_BULK_TEST" -d "$DEV_B" -x "$GID_B" -p $PRIO_PORT -F -q 4 \
+		-s 65536 $PRIO_BULK_RUN $PRIO_BULK_ARGS "$@" "$SRV_IP" > "$XFER_TMP/bulk.client" 2>&1 &
 	PRIO_BULK_CLI=$!
 	sleep 4
 	PRIO_BULK_B0=$(stat_value "$DEV_B" sent_bytes)

@@ -209,8 +209,8 @@ test_meta_reorder() {
 	# packets overflowed and dropped some (it was not pure reordering)
 	netem_set limit 100000 delay 20ms 1ms
 	SECONDS=0
-	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send,read \
-		--sizes 1,mtu+1,1M,8M
+	verify_run --mode metaroce --mtu 1024 --iters 1 \
+		--ops "${MRXE_REORDER_OPS:-write,send,read}" --sizes 1,mtu+1,1M,8M
 	echo "reorder: ${SECONDS}s"
 	meta_stats
 	retx=$(pair_stat meta_retrans_pkts)

@@ -47,7 +47,8 @@ fi
 # The whole suite's wall-clock budget (CI must stay far under an hour).
 budget=${MRXE_SUITE_BUDGET:-3000}
 SECONDS=0
-passed=0 failed=0 skipped=0 n=0
+passed=0 failed=0 skipped=0 n=0 times=
+failed_cases=$(mktemp)
 echo "TAP version 13"
 echo "1..$#"
 for prog in "$@"; do
@@ -59,11 +60,13 @@ for prog in "$@"; do
 	if [ $left -lt 10 ]; then
 		echo "# $prog: not run, the suite's time budget (${budget}s) is used up"
 		echo "not ok $n selftests: mrxe: $prog # not run: time budget"
+		echo "#   $prog: not run (time budget)" >> "$failed_cases"
 		failed=$((failed + 1))
 		rm -f "$out"
 		continue
 	fi
 	[ "$timeout" -gt $left ] && timeout=$left
+	t0=$SECONDS
 	timeout --foreground -k 10 "$timeout" "./$prog" 2>&1 < /dev/null |
 		tee "$out" | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
@@ -71,15 +74,19 @@ for prog in "$@"; do
 	s=$(grep -c -E '^ok [0-9]+ .*# SKIP' "$out" | head -1)
 	f=$(grep -c -E '^not ok [0-9]+' "$out" | head -1)
 	p=$((p - s))
+	grep -E '^not ok [0-9]+' "$out" | sed "s|^|#   $prog: |" >> "$failed_cases"
 	rm -f "$out"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		echo "# $prog: TIMEOUT after ${timeout}s"
+		echo "#   $prog: TIMEOUT after ${timeout}s" >> "$failed_cases"
 		f=$((f + 1))
 	elif [ "$rc" != 0 ] && [ "$rc" != 4 ] && [ "$f" = 0 ]; then
 		echo "# $prog: exited $rc without reporting a failed case"
+		echo "#   $prog: exited $rc" >> "$failed_cases"
 		f=$((f + 1))
 	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	times="$times $prog=$((SECONDS - t0))s"
 	if [ "$f" -gt 0 ]; then
 		echo "not ok $n selftests: mrxe: $prog # exit=$rc"
 	elif [ "$rc" = 4 ] || { [ "$p" = 0 ] && [ "$s" -gt 0 ]; }; then
@@ -88,6 +95,14 @@ for prog in "$@"; do
 		echo "ok $n selftests: mrxe: $prog"
 	fi
 done
+# CI shows only the log's tail: name the failed cases and the time each
+# program took right above the summary.
+echo "# time per program:$times (suite ${SECONDS}s)"
+if [ -s "$failed_cases" ]; then
+	echo "# failed:"
+	cat "$failed_cases"
+fi
+rm -f "$failed_cases"
 echo "selftests: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
 }
