@@ -801,12 +801,12 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 			continue;
 		}
 		path = mrxe_path_glue_sent(qp, psn, true);
-		for (q = psn; ; q = mrxe_psn_add(q, 1)) {
-			if (q == psn ||
-			    mrxe_sack_ent(sb, q)->state == MRXE_SK_LOST)
-				mrxe_sack_on_retransmit(sb, q, now, path);
-			if (q == last)
-				break;
+		/* one packet (a READ asks for a run): counted once */
+		mrxe_sack_on_retransmit(sb, psn, now, path);
+		for (q = psn; q != last; ) {
+			q = mrxe_psn_add(q, 1);
+			if (mrxe_sack_ent(sb, q)->state == MRXE_SK_LOST)
+				mrxe_sack_on_retransmit_cont(sb, q, now, path);
 		}
 		(*budget)--;
 		progress = true;

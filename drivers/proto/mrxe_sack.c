@@ -105,7 +105,8 @@ int mrxe_sack_on_send(struct mrxe_sack *sb, u32 psn, u64 now, u8 path, u32 len)
 	return 0;
 }
 
-int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path)
+static int retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path,
+		      bool cont)
 {
 	struct mrxe_sack_ent *e;
 
@@ -127,12 +128,48 @@ int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path)
 		sb->multipath = true;
 	if (e->retx < 255)
 		e->retx++;
-	e->flags &= ~MRXE_SKF_TLP;
+	e->flags &= ~(MRXE_SKF_TLP | MRXE_SKF_CONT);
 	if (sb->tlp_out)
 		e->flags |= MRXE_SKF_TLP;
 	inflight_enter(sb, e);
-	sb->cnt.retransmits++;
+	if (cont)
+		e->flags |= MRXE_SKF_CONT;
+	else
+		sb->cnt.retransmits++;
 	return 0;
+}
+
+/*
+ * The duplicate named @psn, retransmitted at @xmit_ns, was unnecessary:
+ * so were the PSNs that went again in its packet (a READ run).  Their
+ * copies are not counted again (the DUP flag names only the first PSN).
+ */
+static void dup_cont(struct mrxe_sack *sb, u32 psn, u64 xmit_ns)
+{
+	struct mrxe_sack_ent *e;
+	u32 n;
+
+	for (n = 1; n < MRXE_SACK_WINDOW; n++) {
+		psn = mrxe_psn_add(psn, 1);
+		if (!mrxe_psn_before(psn, sb->nxt))
+			break;
+		e = mrxe_sack_ent(sb, psn);
+		if (!(e->flags & MRXE_SKF_CONT) || e->xmit_ns != xmit_ns ||
+		    (e->state != MRXE_SK_SACKED && e->state != MRXE_SK_FREE))
+			break;
+		e->flags |= MRXE_SKF_SPURIOUS;
+	}
+}
+
+int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path)
+{
+	return retransmit(sb, psn, now, path, false);
+}
+
+int mrxe_sack_on_retransmit_cont(struct mrxe_sack *sb, u32 psn, u64 now,
+				 u8 path)
+{
+	return retransmit(sb, psn, now, path, true);
 }
 
 static void mark_lost(struct mrxe_sack *sb, struct mrxe_sack_ent *e)
@@ -230,9 +267,12 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 			       c->now - e->xmit_ns < min_rtt - (min_rtt >> 2);
 		if (spur && !(e->flags & MRXE_SKF_SPURIOUS)) {
 			e->flags |= MRXE_SKF_SPURIOUS;
-			sb->cnt.spurious++;
-			c->res->spurious++;
-			reo_widen(sb, c->now);
+			/* a packet's further PSNs: counted with its first */
+			if (!(e->flags & MRXE_SKF_CONT)) {
+				sb->cnt.spurious++;
+				c->res->spurious++;
+				reo_widen(sb, c->now);
+			}
 		}
 	} else if (was_lost) {
 		/* declared lost, arrived before its retransmission */
@@ -464,6 +504,7 @@ int mrxe_sack_on_ack(struct mrxe_sack *sb, const struct mrxe_sack_info *si,
 			sb->cnt.spurious++;
 			res->spurious++;
 			reo_widen(sb, now);
+			dup_cont(sb, c.echo_psn, e->xmit_ns);
 		}
 	}
 	if (c.karn) {

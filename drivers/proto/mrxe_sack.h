@@ -58,6 +58,8 @@ enum mrxe_sack_state {
 #define MRXE_SKF_HOLE		0x01	/* counted as a SACK hole */
 #define MRXE_SKF_SPURIOUS	0x02	/* counted as spurious */
 #define MRXE_SKF_TLP		0x04	/* last (re)transmission was a TLP */
+/* last retransmission went in the packet of an earlier PSN (a READ run) */
+#define MRXE_SKF_CONT		0x08
 
 struct mrxe_sack_ent {
 	u64	xmit_ns;	/* time of the last (re)transmission */
@@ -214,6 +216,15 @@ int mrxe_sack_on_send(struct mrxe_sack *sb, u32 psn, u64 now, u8 path, u32 len);
  * Counted in cnt.retransmits.
  */
 int mrxe_sack_on_retransmit(struct mrxe_sack *sb, u32 psn, u64 now, u8 path);
+
+/*
+ * @psn went again in the same packet as the PSN before it, just passed
+ * to mrxe_sack_on_retransmit() or here (a READ request asks for a run of
+ * PSNs): the same bookkeeping, but the packet is counted once, in
+ * cnt.retransmits and, when found unnecessary, in cnt.spurious.
+ */
+int mrxe_sack_on_retransmit_cont(struct mrxe_sack *sb, u32 psn, u64 now,
+				 u8 path);
 
 /*
  * An ACK arrived at @now: @si from the SACKETH (epsn = cumulative),

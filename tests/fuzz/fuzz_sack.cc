@@ -218,8 +218,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 7: {		// retransmit: what the kernel does, or a bogus PSN
 			u32 p;
 			if (fdp.ConsumeBool()) {
-				if (mrxe_sack_next_lost(&f.sb, &p))
+				if (mrxe_sack_next_lost(&f.sb, &p)) {
+					u64 before = f.sb.cnt.retransmits;
+					u32 run = fdp.ConsumeIntegralInRange<u32>(0, 8);
+
 					FUZZ_CHECK(mrxe_sack_on_retransmit(&f.sb, p, f.now, 1) == 0);
+					// a READ run in the same packet: counted once
+					for (u32 i = 0; i < run; i++) {
+						p = mrxe_psn_add(p, 1);
+						if (!outstanding(&f.sb, p) ||
+						    state(&f.sb, p) != MRXE_SK_LOST)
+							break;
+						FUZZ_CHECK(mrxe_sack_on_retransmit_cont(&f.sb, p, f.now, 1) == 0);
+					}
+					FUZZ_CHECK(f.sb.cnt.retransmits == before + 1);
+				}
 			} else {
 				p = mrxe_psn_add(f.sb.una, fdp.ConsumeIntegralInRange<u32>(0, 300) - 20);
 				bool ok = outstanding(&f.sb, p) &&

@@ -259,6 +259,68 @@ TEST_F(Sack, TimestampEchoAndDuplicateFlagDetectSpurious)
 	EXPECT_EQ(sb.cnt.spurious, 2u);
 }
 
+// A READ request re-sent for a run of its PSNs is one packet: counted as
+// one retransmission, and the responder's duplicate (its DUP flag names
+// only the run's first PSN) makes the whole run spurious, counted once.
+TEST_F(Sack, RunInOnePacketCountsOnce)
+{
+	init(0);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	for (u32 i = 0; i < 5; i++)
+		mrxe_sack_on_send(&sb, b + i, t, 0, i ? 0 : 4096);
+	ASSERT_EQ(mrxe_sack_on_retransmit(&sb, b + 1, t + 100 * kUs, 0), 0);
+	for (u32 i = 2; i < 5; i++)
+		ASSERT_EQ(mrxe_sack_on_retransmit_cont(&sb, b + i,
+						       t + 100 * kUs, 0), 0);
+	EXPECT_EQ(sb.cnt.retransmits, 1u);
+	EXPECT_EQ(sb.n_inflight, 5u);
+	// the originals are acknowledged without an echo, 130 us after the
+	// retransmission (more than 3/4 min_rtt: not provably spurious yet)
+	struct mrxe_sack_ack_res r;
+	auto a = ack(b + 5);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, t + 130 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 5u);
+	EXPECT_EQ(sb.cnt.spurious, 0u);
+	// then the duplicate run arrives: one unnecessary packet
+	a.trigger_psn = b + 1;
+	a.trigger_dup = true;
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, t + 100 * kUs, t + 131 * kUs, &r), 0);
+	EXPECT_EQ(r.spurious, 1u);
+	EXPECT_EQ(sb.cnt.spurious, 1u);
+	for (u32 i = 1; i < 5; i++)
+		EXPECT_TRUE(mrxe_sack_ent(&sb, b + i)->flags & MRXE_SKF_SPURIOUS) << i;
+	EXPECT_FALSE(mrxe_sack_ent(&sb, b)->flags & MRXE_SKF_SPURIOUS);
+	// reported again: nothing more
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, t + 100 * kUs, t + 132 * kUs, &r), 0);
+	EXPECT_EQ(sb.cnt.spurious, 1u);
+	// the run's further PSNs stay marked as continuations
+	EXPECT_TRUE(mrxe_sack_ent(&sb, b + 2)->flags & MRXE_SKF_CONT);
+	EXPECT_FALSE(mrxe_sack_ent(&sb, b + 1)->flags & MRXE_SKF_CONT);
+}
+
+// The same run found spurious by time (its PSNs acknowledged sooner than a
+// round trip after the retransmission): one spurious packet, not four.
+TEST_F(Sack, RunInOnePacketSpuriousByTimeCountsOnce)
+{
+	init(0);
+	u64 t = warm(0);
+	u32 b = sb.nxt;
+	for (u32 i = 0; i < 4; i++)
+		mrxe_sack_on_send(&sb, b + i, t, 0, i ? 0 : 4096);
+	mrxe_sack_on_retransmit(&sb, b, t + 100 * kUs, 0);
+	for (u32 i = 1; i < 4; i++)
+		mrxe_sack_on_retransmit_cont(&sb, b + i, t + 100 * kUs, 0);
+	struct mrxe_sack_ack_res r;
+	auto a = ack(b + 4);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, t + 102 * kUs, &r), 0);
+	EXPECT_EQ(r.delivered, 4u);
+	EXPECT_EQ(r.spurious, 1u);
+	EXPECT_EQ(sb.cnt.retransmits, 1u);
+	EXPECT_EQ(sb.cnt.spurious, 1u);
+	EXPECT_EQ(sb.reo_mult, 2);
+}
+
 TEST_F(Sack, TailLossProbeBeforeRto)
 {
 	init(0xfffffa);
