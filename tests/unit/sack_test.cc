@@ -71,6 +71,17 @@ protected:
 		return now;
 	}
 
+	// A READ chunk of @n PSNs sent at @t from @b, then PSNs @from .. @n - 1
+	// re-sent at @rt in one packet (the first counted, the rest continued).
+	void read_run(u32 b, u32 n, u64 t, u32 from, u64 rt)
+	{
+		for (u32 i = 0; i < n; i++)
+			ASSERT_EQ(mrxe_sack_on_send(&sb, b + i, t, 0, i ? 0 : 4096), 0);
+		ASSERT_EQ(mrxe_sack_on_retransmit(&sb, b + from, rt, 0), 0);
+		for (u32 i = from + 1; i < n; i++)
+			ASSERT_EQ(mrxe_sack_on_retransmit_cont(&sb, b + i, rt, 0), 0);
+	}
+
 	void TearDown() override
 	{
 		EXPECT_EQ(mrxe_sack_check(&sb), 0);
@@ -267,12 +278,7 @@ TEST_F(Sack, RunInOnePacketCountsOnce)
 	init(0);
 	u64 t = warm(0);
 	u32 b = sb.nxt;
-	for (u32 i = 0; i < 5; i++)
-		mrxe_sack_on_send(&sb, b + i, t, 0, i ? 0 : 4096);
-	ASSERT_EQ(mrxe_sack_on_retransmit(&sb, b + 1, t + 100 * kUs, 0), 0);
-	for (u32 i = 2; i < 5; i++)
-		ASSERT_EQ(mrxe_sack_on_retransmit_cont(&sb, b + i,
-						       t + 100 * kUs, 0), 0);
+	read_run(b, 5, t, 1, t + 100 * kUs);
 	EXPECT_EQ(sb.cnt.retransmits, 1u);
 	EXPECT_EQ(sb.n_inflight, 5u);
 	// the originals are acknowledged without an echo, 130 us after the
@@ -306,11 +312,7 @@ TEST_F(Sack, RunInOnePacketSpuriousByTimeCountsOnce)
 	init(0);
 	u64 t = warm(0);
 	u32 b = sb.nxt;
-	for (u32 i = 0; i < 4; i++)
-		mrxe_sack_on_send(&sb, b + i, t, 0, i ? 0 : 4096);
-	mrxe_sack_on_retransmit(&sb, b, t + 100 * kUs, 0);
-	for (u32 i = 1; i < 4; i++)
-		mrxe_sack_on_retransmit_cont(&sb, b + i, t + 100 * kUs, 0);
+	read_run(b, 4, t, 0, t + 100 * kUs);
 	struct mrxe_sack_ack_res r;
 	auto a = ack(b + 4);
 	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, t + 102 * kUs, &r), 0);
