@@ -202,6 +202,8 @@ test_meta_window() {
 	run_b "$MRXECTL" dev set "$DEV_B" window 1024
 }
 
+# MRXE_REORDER_OPS (default write,send,read): the operations of the run,
+# to tell which one retransmitted (diagnostics; the bounds are the same).
 test_meta_reorder() {
 	local retx spur ooo drops
 	meta_setup 1500

@@ -327,8 +327,7 @@ hw_stats_nonzero() {
 
 # stat_value DEV NAME: one counter (0 when absent).
 stat_value() {
-	rdma statistic show link "$1/1" 2>/dev/null |
-		tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
+	hw_stats "$1" | tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
 }
 
 # pair_stat NAME: counter NAME summed over both devices (DEV_A + DEV_B).
