@@ -107,6 +107,7 @@ enum mrxe_counter {
 	MRXE_CNT_ATOMIC_WRITE_EXECUTED,	/* RDMA ATOMIC WRITEs placed */
 	MRXE_CNT_META_PLACED,		/* WRITE/SEND packets placed ahead of ePSN */
 	MRXE_CNT_META_RSP_WND_CUTS,	/* READ response window halvings */
+	MRXE_CNT_PRIO_DEMOTED,		/* work moved to normal workers */
 	MRXE_NUM_COUNTERS,
 };
 
@@ -162,8 +163,17 @@ struct mrxe_dev {
 
 	atomic64_t		stats[MRXE_NUM_COUNTERS];
 
-	/* QP work items (mrxe_pipe_work), WQ_HIGHPRI */
+	/*
+	 * QP work items (mrxe_pipe_work): wq_hi has high-priority (nice
+	 * -20) workers, wq normal ones.  Every QP's work runs on wq_hi
+	 * while num_prio_qp is 0; while QPs at MRXE_PRIO_HIGH or above
+	 * exist (num_prio_qp counts them), only theirs does and the others'
+	 * runs on wq (design.rst "QP priority").  Each QP's current queue
+	 * is its pipe.wq.
+	 */
 	struct workqueue_struct	*wq;
+	struct workqueue_struct	*wq_hi;
+	atomic_t		num_prio_qp;
 
 	/*
 	 * Multicast groups (mrxe_mcast.c): MGID -> struct mrxe_mcg.
@@ -327,10 +337,13 @@ struct mrxe_av {
  * larger of the SL and the traffic class's DSCP class selector (DSCP >> 3,
  * RFC 2474 4.2.2): perftest --sl 5 and --tclass 184 (DSCP 46, EF) both
  * give 5.  The priority goes to skb->priority of every packet (the
- * netdev's qdisc and a NIC's traffic classes order by it).  The QP's work
- * is not scheduled by it (design.rst "QP priority").
+ * netdev's qdisc and a NIC's traffic classes order by it), and from
+ * MRXE_PRIO_HIGH on the QP's work runs on high-priority workers
+ * (design.rst "QP priority").
  */
 #define MRXE_PRIO_MAX		7
+/* from this priority on a QP's work runs on the device's WQ_HIGHPRI queue */
+#define MRXE_PRIO_HIGH		4
 
 static inline u8 mrxe_av_prio(const struct mrxe_av *av)
 {

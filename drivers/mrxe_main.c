@@ -115,6 +115,8 @@ void mrxe_dealloc(struct ib_device *ibdev)
 		mrxe_net_detach(dev);
 	if (dev->wq)
 		destroy_workqueue(dev->wq);
+	if (dev->wq_hi)
+		destroy_workqueue(dev->wq_hi);
 
 	WARN_ON(!xa_empty(&dev->qp_xa));
 	WARN_ON(!xa_empty(&dev->mr_xa));
@@ -202,9 +204,16 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	list_add_tail(&dev->list, &mrxe_dev_list);
 	mutex_unlock(&mrxe_dev_mutex);
 
-	dev->wq = alloc_workqueue("mrxe_%s", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				  WQ_HIGHPRI, 0, ibdev_name);
-	if (!dev->wq) {
+	/*
+	 * wq_hi: high-priority workers, every QP's while the device has no
+	 * high-priority QP.  wq: normal workers (as upstream rxe's since
+	 * 6.4), the others' while it has (design.rst "QP priority").
+	 */
+	dev->wq = alloc_workqueue("mrxe_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
+				  ibdev_name);
+	dev->wq_hi = alloc_workqueue("mrxe_%s_hi", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				     WQ_HIGHPRI, 0, ibdev_name);
+	if (!dev->wq || !dev->wq_hi) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}

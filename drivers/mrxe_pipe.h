@@ -147,11 +147,15 @@ struct mrxe_pipe_state {
 	struct work_struct	work;
 	struct mutex		mutex;	/* all pipeline state, see above */
 	/*
-	 * lock protects dying and orders queue_work() against cleanup: the
-	 * work is only scheduled under lock with !dying.
+	 * lock protects dying, wq and moved, and orders queue_work() against
+	 * cleanup: the work is only queued under lock, on wq, with !dying.
+	 * wq is dev->wq_hi or dev->wq (mrxe_pipe_pick_wq); moved: it ever
+	 * changed.
 	 */
 	spinlock_t		lock;
 	bool			dying;
+	bool			moved;
+	struct workqueue_struct	*wq;
 	bool			want_error;	/* move QP to ERROR after unlock */
 	enum ib_qp_state	state;		/* snapshot of qp->state */
 	struct mrxe_pipe_attr	attr;
@@ -159,10 +163,12 @@ struct mrxe_pipe_state {
 	u16			sport;		/* standard mode: fixed per QP */
 	/*
 	 * Priority 0-7 (mrxe_av_prio() of the QP's AV at modify): shown by
-	 * netlink.  Written under qp->state_lock, read locklessly
-	 * (READ_ONCE).
+	 * netlink, selects wq.  Written under qp->state_lock
+	 * (mrxe_pipe_prio_set), read locklessly (READ_ONCE).  prio_counted:
+	 * the QP is counted in dev->num_prio_qp (under qp->state_lock).
 	 */
 	u8			prio;
+	bool			prio_counted;
 	/*
 	 * MetaRoCE (Documentation/wire-format.rst): meta_tx, the requester
 	 * sends TVer 1 packets and the completer takes TVer 1 responses;
@@ -309,6 +315,7 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		      int mask, enum ib_qp_state old_state);
 /* SQ doorbell (user kick through post_send with no WRs, or kernel post). */
 void mrxe_pipe_kick_sq(struct mrxe_qp *qp);
+void mrxe_pipe_prio_set(struct mrxe_qp *qp, u8 prio);	/* qp->state_lock */
 /* RQ/SRQ got new WQEs (RNR recovery may continue). */
 void mrxe_pipe_kick_rq(struct mrxe_qp *qp);
 

@@ -352,7 +352,7 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (mask & IB_QP_AV) {
 		qp->av = av;
-		WRITE_ONCE(qp->pipe.prio, mrxe_av_prio(&av));
+		mrxe_pipe_prio_set(qp, mrxe_av_prio(&av));
 	}
 	if (mask & IB_QP_PATH_MTU) {
 		struct mrxe_dev *dev = qp_dev(qp);

@@ -20,8 +20,55 @@ void mrxe_pipe_sched(struct mrxe_qp *qp)
 
 	spin_lock_irqsave(&qp->pipe.lock, flags);
 	if (!qp->pipe.dying)
-		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
+		queue_work(qp->pipe.wq, &qp->pipe.work);
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
+}
+
+/*
+ * QP priority (design.rst "QP priority"): a QP at MRXE_PRIO_HIGH or above
+ * runs on high-priority workers; the others too, unless the device has
+ * such a QP: then theirs run on normal workers, which the high-priority
+ * QP's work and the applications (a latency-critical one included)
+ * preempt.  Counted at modify (IB_QP_AV), under qp->state_lock.
+ */
+void mrxe_pipe_prio_set(struct mrxe_qp *qp, u8 prio)
+{
+	bool hi = prio >= MRXE_PRIO_HIGH;
+
+	WRITE_ONCE(qp->pipe.prio, prio);
+	if (hi == qp->pipe.prio_counted)
+		return;
+	qp->pipe.prio_counted = hi;
+	if (hi)
+		atomic_inc(&qp_dev(qp)->num_prio_qp);
+	else
+		atomic_dec(&qp_dev(qp)->num_prio_qp);
+}
+
+/*
+ * Move the QP's work to the queue its priority selects, at the end of a
+ * run: the next queue_work() goes there.  Until this run returns, a run on
+ * the new queue may start on another CPU (the workqueue code keeps a work
+ * item from running twice only on one queue); it waits for pipe.mutex, and
+ * mrxe_pipe_cleanup() flushes both queues of a QP that moved.
+ */
+static void mrxe_pipe_pick_wq(struct mrxe_qp *qp)
+{
+	struct mrxe_dev *dev = qp_dev(qp);
+	struct workqueue_struct *wq = dev->wq_hi;
+	unsigned long flags;
+
+	if (READ_ONCE(qp->pipe.prio) < MRXE_PRIO_HIGH &&
+	    atomic_read(&dev->num_prio_qp))
+		wq = dev->wq;
+	if (wq == READ_ONCE(qp->pipe.wq))
+		return;
+	spin_lock_irqsave(&qp->pipe.lock, flags);
+	qp->pipe.wq = wq;
+	qp->pipe.moved = true;
+	spin_unlock_irqrestore(&qp->pipe.lock, flags);
+	if (wq == dev->wq)
+		mrxe_qp_counter_inc(qp, MRXE_CNT_PRIO_DEMOTED);
 }
 
 /*
@@ -39,7 +86,7 @@ bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
 	ok = !qp->pipe.dying && skb_queue_len(q) < qmax;
 	if (ok) {
 		skb_queue_tail(q, skb);
-		queue_work(qp_dev(qp)->wq, &qp->pipe.work);
+		queue_work(qp->pipe.wq, &qp->pipe.work);
 	}
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 	return ok;
@@ -326,6 +373,7 @@ static void mrxe_pipe_work(struct work_struct *work)
 	}
 	mutex_unlock(&qp->pipe.mutex);
 
+	mrxe_pipe_pick_wq(qp);
 	if (err)
 		mrxe_qp_error(qp);
 	else if (more)
@@ -359,7 +407,10 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	mutex_init(&qp->pipe.mutex);
 	spin_lock_init(&qp->pipe.lock);
 	qp->pipe.dying = false;
+	qp->pipe.wq = qp_dev(qp)->wq_hi;
+	qp->pipe.moved = false;
 	qp->pipe.prio = 0;
+	qp->pipe.prio_counted = false;
 	qp->pipe.state = IB_QPS_RESET;
 	skb_queue_head_init(&qp->resp.rxq);
 	skb_queue_head_init(&qp->comp.rxq);
@@ -525,6 +576,10 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	qp->pipe.dying = true;
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 
+	spin_lock_irqsave(&qp->state_lock, flags);
+	mrxe_pipe_prio_set(qp, 0);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
 	/*
 	 * Teardown order: only the work item arms the timers, and a timer
 	 * callback only schedules the work, which pipe.dying now refuses.  So
@@ -532,6 +587,11 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	 * for any running timer callback: no timer can fire after this.
 	 */
 	cancel_work_sync(&qp->pipe.work);
+	/* a run on the queue it left may still be ending (pick_wq) */
+	if (qp->pipe.moved) {
+		flush_workqueue(qp_dev(qp)->wq);
+		flush_workqueue(qp_dev(qp)->wq_hi);
+	}
 	hrtimer_cancel(&qp->comp.rto_timer);
 	hrtimer_cancel(&qp->req.rnr_timer);
 	mrxe_cc_cleanup(qp);

@@ -417,6 +417,43 @@ test_cc_priority() {
 		fail "SL 7 p99 under bulk load ($PRIO_LOAD7 cycles) is above $PRIO_BOUND x its idle p99 ($PRIO_IDLE7)"
 }
 
+# While a verified bulk transfer (64 MiB WRITE, SEND, READ, 4 times) runs
+# at SL 0, short verified transfers at SL 7 come and go three times: each time the bulk QPs' work moves to the
+# normal workers (prio_work_demoted) and back to the high-priority ones once
+# the SL 7 QPs are destroyed (design.rst "QP priority": a QP's work on two
+# workqueues in turn, under load, on 2 vCPUs).  Every byte of both is
+# verified, and the moves must have happened.
+test_cc_priority_moves() {
+	cc_require
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	local da0 db0 i bulk tag=$XFER_TMP/moves
+	da0=$(stat_value "$DEV_A" prio_work_demoted)
+	db0=$(stat_value "$DEV_B" prio_work_demoted)
+	PORT=$((PORT + 50))
+	xfer_prefix
+	"${PFX_SRV[@]}" timeout -k 5 300 "$XFER_VERIFY" --server --bind "$SRV_IP" \
+		--port $PORT --dev "$DEV_A" --gid-index "$GID_A" > "$tag.server" 2>&1 &
+	local spid=$!
+	wait_for 10 tcp_listening $PORT || { cat "$tag.server"; fail "bulk server did not listen"; }
+	"${PFX_CLI[@]}" timeout -k 5 300 "$XFER_VERIFY" --client --connect "$SRV_IP" \
+		--port $PORT --dev "$DEV_B" --gid-index "$GID_B" --timeout 120 \
+		--sizes 64M --iters 4 --ops write,send,read > "$tag.client" 2>&1 &
+	bulk=$!
+	for i in 1 2 3; do
+		sleep 1
+		kill -0 $bulk 2>/dev/null || { cat "$tag.client"; fail "the bulk transfer ended before SL 7 run $i"; }
+		MRXE_VERIFY_SERVER_ARGS="--sl 7" verify_run --sl 7 --sizes 4096,256K --iters 2 \
+			--ops write,send,read || fail "SL 7 transfer $i failed"
+	done
+	wait $bulk || { cat "$tag.client"; fail "bulk transfer failed"; }
+	wait $spid || true
+	grep -q "^# pass [1-9][0-9]* fail 0" "$tag.client" || { cat "$tag.client"; fail "bulk transfer: not every case passed"; }
+	echo "bulk: $(grep '^# pass' "$tag.client")"
+	expect_gt "prio_work_demoted on $DEV_A" "$(stat_value "$DEV_A" prio_work_demoted)" "$da0" || fail "the bulk QPs of $DEV_A were never moved"
+	expect_gt "prio_work_demoted on $DEV_B" "$(stat_value "$DEV_B" prio_work_demoted)" "$db0" || fail "the bulk QPs of $DEV_B were never moved"
+}
+
 # test_cc_priority only with MRXE_CC_PRIORITY=1: the device does not
 # schedule by priority yet (known-issues.rst), so its bound is not met
 mrxe_run_tests \
@@ -424,4 +461,5 @@ mrxe_run_tests \
 	test_cc_cnp \
 	test_cc_dcqcn \
 	test_cc_metaroce \
+	test_cc_priority_moves \
 	${MRXE_CC_PRIORITY:+test_cc_priority}

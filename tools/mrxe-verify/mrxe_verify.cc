@@ -159,6 +159,7 @@ struct Options {
 	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
 	uint32_t paths = 0;	// --paths (this side only), 0: device default
 	uint8_t ack_timeout = 14;	// --ack-timeout (this side only)
+	uint8_t sl = 0;			// --sl (this side's AV)
 };
 
 void usage(FILE *f)
@@ -186,6 +187,8 @@ void usage(FILE *f)
 "  --ack-timeout N         RC local ACK timeout of this side's QP, 4.096 us\n"
 "                          * 2^N, 1..31 (default 14: 67 ms; not sent to\n"
 "                          the peer)\n"
+"  --sl N                  service level of this side's address vector,\n"
+"                          0..15 (mrxe: QP priority, 4 and up high)\n"
 "  --paths N               with --mode: this side's QP sprays over N paths\n"
 "                          (UDP source ports), 1..16; each side chooses its\n"
 "                          own (not sent to the peer)\n"
@@ -320,7 +323,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT, O_MODE, O_PATHS, O_ACKTO,
+		O_FAULT, O_MODE, O_PATHS, O_ACKTO, O_SL,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -347,6 +350,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "mode", required_argument, nullptr, O_MODE },
 		{ "paths", required_argument, nullptr, O_PATHS },
 		{ "ack-timeout", required_argument, nullptr, O_ACKTO },
+		{ "sl", required_argument, nullptr, O_SL },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -445,6 +449,10 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.paths) ||
 			    !o.paths)
 				return bad("--paths", optarg);
+			break;
+		case O_SL:
+			if (!parse_num(std::string_view(optarg), o.sl) || o.sl > 15)
+				return bad("--sl", optarg);
 			break;
 		case O_ACKTO:
 			if (!parse_num(std::string_view(optarg), o.ack_timeout) ||
@@ -1223,6 +1231,7 @@ bool connect_qp(const Options &o, Local &l, const Remote &r, int pmtu)
 	a.ah_attr.grh.sgid_index = (uint8_t)l.gid_index;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = (uint8_t)o.ib_port;
+	a.ah_attr.sl = o.sl;
 	if (o.qpt == IBV_QPT_RC) {
 		a.max_dest_rd_atomic = rd ? rd : 1;
 		a.min_rnr_timer = 12;
