@@ -221,69 +221,85 @@ listening() {
 	ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
-start_ms=$(($(date +%s%N) / 1000000))
-if [ $two = 1 ]; then
-	started=0
-	for attempt in 1 2 3 4 5; do
-		port=$(free_port) || die "cannot pick a free port (python3)"
-		start_vm 1 "listen=127.0.0.1:$port"
-		for _ in $(seq 100); do
-			listening "$port" && break
-			kill -0 "${pids[0]}" 2>/dev/null || break
-			sleep 0.05
+# A guest that dies before it runs the command (no boot-seconds, no exit
+# status: the module under test is not loaded yet) boots once more.  Seen
+# with the 6.12 kernel under TCG: an int3 oops in sched_clock_cpu while
+# static keys are patched early in boot (one boot in four on 2026-12-02).
+for boot in 1 2; do
+	start_ms=$(($(date +%s%N) / 1000000))
+	if [ $two = 1 ]; then
+		started=0
+		for attempt in 1 2 3 4 5; do
+			port=$(free_port) || die "cannot pick a free port (python3)"
+			start_vm 1 "listen=127.0.0.1:$port"
+			for _ in $(seq 100); do
+				listening "$port" && break
+				kill -0 "${pids[0]}" 2>/dev/null || break
+				sleep 0.05
+			done
+			if listening "$port"; then
+				started=1
+				break
+			fi
+			kill "${pids[0]}" 2>/dev/null; wait "${pids[0]}" 2>/dev/null
+			pids=()
+			log "port $port taken (attempt $attempt), retrying"
 		done
-		if listening "$port"; then
-			started=1
+		[ $started = 1 ] || die "guest 1 could not listen: $(cat "$RUN/vm1/qemu.log")"
+		start_vm 2 "connect=127.0.0.1:$port"
+	else
+		start_vm 1
+	fi
+
+	if [ $live = 1 ]; then
+		for i in $(seq $nvm); do
+			touch "$RUN/vm$i/output"
+			if [ $two = 1 ]; then
+				tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null | sed -u "s/^/[vm$i] /" &
+			else
+				tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null &
+			fi
+			tails+=($!)
+		done
+	fi
+
+	timed_out=0
+	deadline=$(( $(date +%s) + timeout ))
+	while :; do
+		alive=0
+		for p in "${pids[@]}"; do
+			kill -0 "$p" 2>/dev/null && alive=1
+		done
+		[ $alive = 0 ] && break
+		if [ "$(date +%s)" -ge $deadline ]; then
+			timed_out=1
+			for p in "${pids[@]}"; do
+				kill "$p" 2>/dev/null
+			done
 			break
 		fi
-		kill "${pids[0]}" 2>/dev/null; wait "${pids[0]}" 2>/dev/null
-		pids=()
-		log "port $port taken (attempt $attempt), retrying"
+		sleep 0.2
 	done
-	[ $started = 1 ] || die "guest 1 could not listen: $(cat "$RUN/vm1/qemu.log")"
-	start_vm 2 "connect=127.0.0.1:$port"
-else
-	start_vm 1
-fi
-
-if [ $live = 1 ]; then
-	for i in $(seq $nvm); do
-		touch "$RUN/vm$i/output"
-		if [ $two = 1 ]; then
-			tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null | sed -u "s/^/[vm$i] /" &
-		else
-			tail -n +1 -F "$RUN/vm$i/output" 2>/dev/null &
-		fi
-		tails+=($!)
-	done
-fi
-
-timed_out=0
-deadline=$(( $(date +%s) + timeout ))
-while :; do
-	alive=0
 	for p in "${pids[@]}"; do
-		kill -0 "$p" 2>/dev/null && alive=1
+		wait "$p" 2>/dev/null
 	done
-	[ $alive = 0 ] && break
-	if [ "$(date +%s)" -ge $deadline ]; then
-		timed_out=1
-		for p in "${pids[@]}"; do
-			kill "$p" 2>/dev/null
-		done
-		break
-	fi
-	sleep 0.2
+	pids=()
+	sleep 0.3
+	for p in "${tails[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	tails=()
+	died_booting=0
+	for i in $(seq $nvm); do
+		[ -s "$RUN/vm$i/boot-seconds" ] || [ -s "$RUN/vm$i/exit" ] || died_booting=1
+	done
+	[ $boot = 1 ] && [ $timed_out = 0 ] && [ $died_booting = 1 ] || break
+	for i in $(seq $nvm); do
+		mv "$RUN/vm$i/console.log" "$RUN/vm$i/console-boot1.log" 2>/dev/null
+		rm -f "$RUN/vm$i/output" "$RUN/vm$i/exit" "$RUN/vm$i/boot-seconds" "$RUN/vm$i/dmesg"
+	done
+	log "a guest died while booting, before the command ($(grep -E -m1 "Oops|Kernel panic" "$RUN"/vm*/console-boot1.log | head -n1)): booting again"
 done
-for p in "${pids[@]}"; do
-	wait "$p" 2>/dev/null
-done
-pids=()
-sleep 0.3
-for p in "${tails[@]}"; do
-	kill "$p" 2>/dev/null
-done
-tails=()
 ms=$(( $(date +%s%N) / 1000000 - start_ms ))
 elapsed=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
 
