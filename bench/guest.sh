@@ -259,7 +259,14 @@ for tr in $TRANSPORTS; do
 			barrier		# client done
 			barrier "$(netem_dropped)" > /dev/null	# this end's drops
 			if [ -n "$spid" ]; then
-				# give it a moment to finish on its own
+				# the servers of tries the client did not need are
+				# still listening: end them now (waiting for them
+				# below cost 5 s per point)
+				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
+					ss -Hltn "sport = :$((port + k))" | grep -q . &&
+						pkill -f -- "$t -d $DEV -x $GID -p $((port + k)) " 2>/dev/null
+				done
+				# give the one that ran a moment to finish on its own
 				for _ in $(seq 50); do
 					kill -0 $spid 2>/dev/null || break
 					sleep 0.1
