@@ -31,9 +31,11 @@ trap 'rm -f "$log"' EXIT
 echo "# $(date -u +%FT%TZ) ib_write_lat -s 64 vs ib_write_bw -q 4 -s 65536, veth between two namespaces, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)" > "$out"
 echo "repeat,idle_sl0_p99,idle_sl7_p99,loaded_sl0_p99,loaded_sl7_p99,ratio_sl0,ratio_sl7,sl7_vs_sl0_loaded,verdict" >> "$out"
 for ((r = 1; r <= repeat; r++)); do
-	MRXE_TEST_FILTER=priority bash "$REPO/tools/labvm/run-selftests.sh" mrxe_cc.sh 2>&1 | tee "$log"
+	# the test is opt-in in the suite (its bound is not met yet)
+	MRXE_CC_PRIORITY=1 MRXE_TEST_FILTER='test_cc_priority$' \
+		bash "$REPO/tools/labvm/run-selftests.sh" mrxe_cc.sh 2>&1 | tee "$log"
 	line=$(grep -o 'PRIO_RESULT.*' "$log" | tail -n1)
-	verdict=$(grep -Eo '^(not )?ok [0-9]+ test_cc_priority' "$log" | tail -n1)
+	verdict=$(grep -Eo '^(# )?(not )?ok [0-9]+ test_cc_priority$' "$log" | sed 's/^# //' | tail -n1)
 	[ -n "$line" ] || { echo "run $r: no result" >&2; continue; }
 	v() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<< "$line"; }
 	echo "$r,$(v idle_sl0_p99),$(v idle_sl7_p99),$(v loaded_sl0_p99),$(v loaded_sl7_p99),$(v ratio_sl0),$(v ratio_sl7),$(v sl7_vs_sl0_loaded),${verdict:-?}" >> "$out"
