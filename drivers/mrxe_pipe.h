@@ -163,12 +163,12 @@ struct mrxe_pipe_state {
 	u16			sport;		/* standard mode: fixed per QP */
 	/*
 	 * Priority 0-7 (mrxe_av_prio() of the QP's AV at modify): shown by
-	 * netlink, selects wq.  Written under qp->state_lock
-	 * (mrxe_pipe_prio_set), read locklessly (READ_ONCE).  prio_counted:
-	 * the QP is counted in dev->num_prio_qp (under qp->state_lock).
+	 * netlink, selects wq; a QP at MRXE_PRIO_HIGH or above is counted
+	 * in dev->num_prio_qp.  Written under qp->state_lock
+	 * (mrxe_pipe_prio_set, which keeps the count), read locklessly
+	 * (READ_ONCE).
 	 */
 	u8			prio;
-	bool			prio_counted;
 	/*
 	 * MetaRoCE (Documentation/wire-format.rst): meta_tx, the requester
 	 * sends TVer 1 packets and the completer takes TVer 1 responses;

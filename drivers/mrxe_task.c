@@ -34,11 +34,11 @@ void mrxe_pipe_sched(struct mrxe_qp *qp)
 void mrxe_pipe_prio_set(struct mrxe_qp *qp, u8 prio)
 {
 	bool hi = prio >= MRXE_PRIO_HIGH;
+	bool was_hi = qp->pipe.prio >= MRXE_PRIO_HIGH;
 
 	WRITE_ONCE(qp->pipe.prio, prio);
-	if (hi == qp->pipe.prio_counted)
+	if (hi == was_hi)
 		return;
-	qp->pipe.prio_counted = hi;
 	if (hi)
 		atomic_inc(&qp_dev(qp)->num_prio_qp);
 	else
@@ -410,7 +410,6 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	qp->pipe.wq = qp_dev(qp)->wq_hi;
 	qp->pipe.moved = false;
 	qp->pipe.prio = 0;
-	qp->pipe.prio_counted = false;
 	qp->pipe.state = IB_QPS_RESET;
 	skb_queue_head_init(&qp->resp.rxq);
 	skb_queue_head_init(&qp->comp.rxq);
