@@ -350,6 +350,13 @@ static inline u8 mrxe_av_prio(const struct mrxe_av *av)
 	return max_t(u8, av->sl & MRXE_PRIO_MAX, av->grh.traffic_class >> 5);
 }
 
+/*
+ * CNPs leave at this Ethernet priority whatever their QP's, as RoCE NICs
+ * send them on a priority of their own (6 by default) so that the
+ * congestion signal is not queued behind the traffic it is about.
+ */
+#define MRXE_CNP_PRIO		6
+
 struct mrxe_ah {
 	struct ib_ah		ibah;
 	refcount_t		ref;		/* packet-path users + 1 */
@@ -389,6 +396,13 @@ struct mrxe_qp {
 	u32			transport_mode;
 	u32			num_paths;
 	u32			window;		/* MetaRoCE in-flight cap */
+	/*
+	 * Priority set at create (mrxedv_create_qp, MRXE_QP_FLAG_PRIORITY):
+	 * 0-7, used instead of mrxe_av_prio() of the QP's AV for its work
+	 * (pipe.prio) and for skb->priority of its packets; -1: none.
+	 * Constant after create.
+	 */
+	s8			prio_fixed;
 
 	struct mrxe_pipe_state	pipe;
 	struct mrxe_req_state	req;
@@ -476,7 +490,7 @@ void mrxe_net_detach(struct mrxe_dev *dev);
  * per-packet UDP source port (multipath entropy).  Consumes skb.
  */
 int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
-		  struct sk_buff *skb, u16 sport, u8 ecn);
+		  struct sk_buff *skb, u16 sport, u8 ecn, u8 prio);
 /*
  * Allocate a transmit skb: skb->data at the BTH, skb->len == payload_len
  * (BTH through ICRC, to be filled by the caller), MRXE_SKB_HEADROOM of

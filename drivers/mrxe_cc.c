@@ -104,7 +104,7 @@ static void mrxe_cc_send_cnp(struct mrxe_qp *qp)
 	bth.dqpn = qp->pipe.attr.dest_qpn;
 	mrxe_bth_build(skb->data, &bth);
 	if (!mrxe_net_xmit(dev, qp->pipe.av, skb, qp->pipe.sport,
-			   INET_ECN_NOT_ECT))
+			   INET_ECN_NOT_ECT, MRXE_CNP_PRIO))
 		mrxe_counter_inc(dev, MRXE_CNT_CNP_SENT);
 }
 

@@ -290,10 +290,10 @@ static void mrxe_push_udp(struct sk_buff *skb, u16 sport)
  * Per-packet UDP source port: the caller chooses it (multipath entropy,
  * IBA A17.4.2 lets the source port carry flow entropy).  ecn is the ECN
  * codepoint for the IP header, the rest of the traffic class comes from the
- * address vector.
+ * address vector.  prio becomes skb->priority (mrxe.h, "QP priority").
  */
 int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
-		  struct sk_buff *skb, u16 sport, u8 ecn)
+		  struct sk_buff *skb, u16 sport, u8 ecn, u8 prio)
 {
 	u8 tos = (av->grh.traffic_class & ~INET_ECN_MASK) |
 		 (ecn & INET_ECN_MASK);
@@ -329,7 +329,7 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		iph->ttl = av->grh.hop_limit ?: ip4_dst_hoplimit(dst);
 		__ip_select_ident(mnet->net, iph, 1);
 		skb->protocol = htons(ETH_P_IP);
-		skb->priority = mrxe_av_prio(av);
+		skb->priority = prio;
 		/* ICRC covers the final IP/UDP headers (IBA A17.3.3). */
 		mrxe_icrc_generate(skb);
 		err = ip_local_out(mnet->net, mnet->sk4->sk, skb);
@@ -356,7 +356,7 @@ int mrxe_net_xmit(struct mrxe_dev *dev, const struct mrxe_av *av,
 		ip6h->saddr = av->saddr.v6.sin6_addr;
 		ip6h->daddr = av->daddr.v6.sin6_addr;
 		skb->protocol = htons(ETH_P_IPV6);
-		skb->priority = mrxe_av_prio(av);
+		skb->priority = prio;
 		mrxe_icrc_generate(skb);
 		err = ip6_local_out(mnet->net, mnet->sk6->sk, skb);
 	} else {

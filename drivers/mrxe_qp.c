@@ -82,10 +82,20 @@ static int mrxe_qp_parse_cmd(struct mrxe_dev *dev, struct mrxe_qp *qp,
 	err = mrxe_udata_cmd(udata, &cmd, sizeof(cmd));
 	if (err)
 		return err;
-	if (cmd.reserved || (cmd.flags & ~MRXE_QP_FLAG_SPRAY) ||
+	if ((cmd.flags & ~(MRXE_QP_FLAG_SPRAY | MRXE_QP_FLAG_PRIORITY)) ||
 	    cmd.transport_mode > MRXE_TRANSPORT_AUTO ||
 	    cmd.num_paths > MRXE_MAX_PATHS)
 		return -EINVAL;
+	/* a priority only with its flag (the field was "reserved") */
+	if (!(cmd.flags & MRXE_QP_FLAG_PRIORITY) && cmd.priority)
+		return -EINVAL;
+	if (cmd.priority > MRXE_MAX_QP_PRIORITY) {
+		mrxe_dbg_dev(dev, "create_qp: priority %u out of 0-%u\n",
+			     cmd.priority, MRXE_MAX_QP_PRIORITY);
+		return -EINVAL;
+	}
+	qp->prio_fixed = (cmd.flags & MRXE_QP_FLAG_PRIORITY) ?
+			 (s8)cmd.priority : -1;
 	/*
 	 * Several paths only exist for a MetaRoCE RC QP; asking for them on
 	 * UC/UD or with an explicit standard/auto mode is an error (RoCEv2
@@ -352,8 +362,12 @@ int mrxe_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	if (mask & IB_QP_AV) {
 		qp->av = av;
-		mrxe_pipe_prio_set(qp, mrxe_av_prio(&av));
+		if (qp->prio_fixed < 0)
+			mrxe_pipe_prio_set(qp, mrxe_av_prio(&av));
 	}
+	/* a set priority holds from INIT on (UD QPs have no AV to give one) */
+	if (qp->prio_fixed >= 0 && old == IB_QPS_RESET && new == IB_QPS_INIT)
+		mrxe_pipe_prio_set(qp, qp->prio_fixed);
 	if (mask & IB_QP_PATH_MTU) {
 		struct mrxe_dev *dev = qp_dev(qp);
 		enum ib_mtu mtu;

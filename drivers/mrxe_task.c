@@ -255,7 +255,10 @@ int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 	mrxe_pipe_pace(qp);
 
 	qtail = mrxe_pipe_order_begin(qp);
-	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp));
+	/* UD: the AH's AV for each packet, unless the QP has a set priority */
+	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp),
+			    qp->prio_fixed >= 0 ? qp->prio_fixed :
+						  mrxe_av_prio(av));
 	mrxe_pipe_order_end(qp, qtail);
 	if (likely(!err)) {
 		mrxe_qp_counter_inc(qp, MRXE_CNT_SENT_PKTS);

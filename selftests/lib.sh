@@ -273,7 +273,7 @@ mrxe_run_tests() {
 		"$MRXE_RUN_ONE"
 		exit 0
 	fi
-	local n=0 t rc out failed=0 passed=0 skipped=0 msg
+	local n=0 t t0 rc out failed=0 passed=0 skipped=0 msg
 	if [ -n "${MRXE_TEST_FILTER:-}" ]; then
 		# MRXE_TEST_FILTER=REGEX: run only the matching tests
 		local -a sel=()
@@ -306,8 +306,10 @@ mrxe_run_tests() {
 		# follows it (robust against the log ring wrapping).
 		echo "mrxe-selftest: begin $n $t ($$)" > /dev/kmsg 2>/dev/null
 		# A fresh process per test, so that a hung test is killed alone.
+		t0=$SECONDS
 		MRXE_RUN_ONE=$t timeout -k 5 "$MRXE_TEST_TIMEOUT" bash "$0" > "$tmp" 2>&1 < /dev/null
 		rc=$?
+		echo "$t took $((SECONDS - t0))s" >> "$tmp"
 		out=$(cat "$tmp")
 		if [ $rc = 124 ] || [ $rc = 137 ]; then
 			out="$out

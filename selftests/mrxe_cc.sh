@@ -28,6 +28,12 @@
 #  test_cc_priority_moves verified bulk transfer at SL 0 while verified SL 7
 #                         transfers come and go: all bytes, the bulk QPs'
 #                         work moved (prio_work_demoted on both devices).
+#  test_cc_priority_set   a priority set with mrxedv_create_qp (mrxe-verify
+#                         --priority) is the Ethernet priority of the QP's
+#                         packets: a prio qdisc on the client's veth (default
+#                         priomap: 6 -> band 1:1, 0 -> band 1:2) counts them
+#                         in band 1:1 at --priority 6 even at SL 0, and in
+#                         1:2 at --priority 0 even at SL 7; data verified.
 #  test_cc_priority       QP priority: ib_write_lat p99 idle and while four
 #                         ib_write_bw QPs load the same device pair, at SL 0
 #                         and SL 7; the SL 7 p99 under load must stay within
@@ -465,6 +471,40 @@ test_cc_priority_moves() {
 	expect_gt "prio_work_demoted on $DEV_B" "$(stat_value "$DEV_B" prio_work_demoted)" "$db0" || fail "the bulk QPs of $DEV_B were never moved"
 }
 
+# prio_band_pkts CLASS: packets the prio qdisc on $VETH_B sent in CLASS
+prio_band_pkts() {
+	run_b tc -s class show dev "$VETH_B" |
+		awk -v c="$1" '$1 == "class" && $3 == c { f = 1; next }
+			f && $1 == "Sent" { print $4; exit }'
+}
+
+test_cc_priority_set() {
+	cc_require
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	run_b tc qdisc replace dev "$VETH_B" root handle 1: prio ||
+		skip "no prio qdisc (sch_prio)"
+	local hi0 lo0 hi1 lo1 hi2 lo2 min=$((2 * 1024 * 1024 / 1500))
+	hi0=$(prio_band_pkts 1:1) lo0=$(prio_band_pkts 1:2)
+	verify_run --priority 6 --sizes 1M --iters 2 --ops write,send ||
+		fail "verified transfer at --priority 6 failed"
+	grep -q "^# priority: 6" "$XFER_CLIENT_OUT" || fail "mrxe-verify did not set the priority"
+	hi1=$(prio_band_pkts 1:1) lo1=$(prio_band_pkts 1:2)
+	echo "--priority 6 (SL 0): band 1:1 +$((hi1 - hi0)) packets, band 1:2 +$((lo1 - lo0))"
+	expect_gt "band 1:1 (priority 6) packets" $((hi1 - hi0)) $min ||
+		fail "the QP's packets did not leave at priority 6"
+	expect_lt "band 1:2 (priority 0) packets" $((lo1 - lo0)) $((min / 4)) ||
+		fail "priority-0 packets from a priority-6 QP"
+	verify_run --priority 0 --sl 7 --sizes 1M --iters 2 --ops write,send ||
+		fail "verified transfer at --priority 0 --sl 7 failed"
+	hi2=$(prio_band_pkts 1:1) lo2=$(prio_band_pkts 1:2)
+	echo "--priority 0 (SL 7): band 1:1 +$((hi2 - hi1)) packets, band 1:2 +$((lo2 - lo1))"
+	expect_gt "band 1:2 (priority 0) packets" $((lo2 - lo1)) $min ||
+		fail "the set priority 0 did not override SL 7"
+	expect_lt "band 1:1 (priority 6/7) packets" $((hi2 - hi1)) $((min / 4)) ||
+		fail "SL 7 packets from a priority-0 QP"
+}
+
 # test_cc_priority only with MRXE_CC_PRIORITY=1: its bound is not met yet
 # (SL 7 about 22x, design.rst "QP priority", known-issues.rst)
 mrxe_run_tests \
@@ -473,4 +513,5 @@ mrxe_run_tests \
 	test_cc_dcqcn \
 	test_cc_metaroce \
 	test_cc_priority_moves \
+	test_cc_priority_set \
 	${MRXE_CC_PRIORITY:+test_cc_priority}

@@ -369,6 +369,16 @@ expect_gt() {
 	return 1
 }
 
+# expect_lt WHAT VALUE MAX: fail (return 1, say why) unless VALUE < MAX.
+expect_lt() {
+	if [ "$2" -lt "$3" ]; then
+		echo "$1: $2 (< $3)"
+		return 0
+	fi
+	echo "FAILED: $1 is $2, expected less than $3"
+	return 1
+}
+
 # verify_run MRXE-VERIFY-OPTIONS...: one mrxe-verify server (A) / client (B)
 # run on TCP port PORT+1 (PORT advances; the caller sets its base).  Honours
 # MRXE_VERIFY_SIZES, MRXE_VERIFY_TIMEOUT and MRXE_VERIFY_ARGS.

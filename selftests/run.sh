@@ -74,7 +74,27 @@ for prog in "$@"; do
 	s=$(grep -c -E '^ok [0-9]+ .*# SKIP' "$out" | head -1)
 	f=$(grep -c -E '^not ok [0-9]+' "$out" | head -1)
 	p=$((p - s))
-	grep -E '^not ok [0-9]+' "$out" | sed "s|^|#   $prog: |" >> "$failed_cases"
+	# each failed case with the few lines that say why (error lines
+	# of its own output, else its last lines), cut to fit CI's tail
+	awk -v prog="$prog" '
+		/^(not )?ok [0-9]+/ {
+			if ($1 == "not") {
+				print "#   " prog ": " $0
+				k = 0
+				for (i = 1; i <= nb; i++)
+					if (tolower(buf[i]) ~ /error|fail|couldn|unable|status|timed? ?out|exceed|mismatch|abort|wc_|killed/)
+						why[++k] = buf[i]
+				if (k == 0)
+					for (i = (nb > 3 ? nb - 2 : 1); i <= nb; i++)
+						why[++k] = buf[i]
+				for (i = (k > 5 ? k - 4 : 1); i <= k; i++)
+					print "#     " substr(why[i], 1, 170)
+			}
+			nb = 0
+			next
+		}
+		{ buf[++nb] = $0 }
+	' "$out" >> "$failed_cases"
 	rm -f "$out"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		echo "# $prog: TIMEOUT after ${timeout}s"

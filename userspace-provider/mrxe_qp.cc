@@ -1001,8 +1001,11 @@ extern "C" MRXE_EXPORT ibv_qp *mrxedv_create_qp(ibv_context *ctx,
 	if (dv) {
 		constexpr uint64_t known = MRXEDV_QP_INIT_ATTR_TRANSPORT |
 					   MRXEDV_QP_INIT_ATTR_NUM_PATHS |
-					   MRXEDV_QP_INIT_ATTR_FLAGS;
-		if (dv->comp_mask & ~known || dv->reserved) {
+					   MRXEDV_QP_INIT_ATTR_FLAGS |
+					   MRXEDV_QP_INIT_ATTR_PRIORITY;
+		if (dv->comp_mask & ~known ||
+		    (dv->priority &&
+		     !(dv->comp_mask & MRXEDV_QP_INIT_ATTR_PRIORITY))) {
 			errno = EINVAL;
 			return nullptr;
 		}
@@ -1033,6 +1036,14 @@ extern "C" MRXE_EXPORT ibv_qp *mrxedv_create_qp(ibv_context *ctx,
 				return nullptr;
 			}
 			drv.flags = dv->flags;
+		}
+		if (dv->comp_mask & MRXEDV_QP_INIT_ATTR_PRIORITY) {
+			if (dv->priority > MRXEDV_MAX_PRIORITY) {
+				errno = EINVAL;
+				return nullptr;
+			}
+			drv.flags |= MRXE_QP_FLAG_PRIORITY;
+			drv.priority = dv->priority;
 		}
 	}
 	return mrxe::create_common(ctx, attr, drv, true);

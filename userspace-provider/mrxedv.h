@@ -54,7 +54,10 @@ enum mrxedv_qp_init_attr_mask {
 	MRXEDV_QP_INIT_ATTR_TRANSPORT = 1 << 0,
 	MRXEDV_QP_INIT_ATTR_NUM_PATHS = 1 << 1,
 	MRXEDV_QP_INIT_ATTR_FLAGS = 1 << 2,
+	MRXEDV_QP_INIT_ATTR_PRIORITY = 1 << 3,
 };
+
+#define MRXEDV_MAX_PRIORITY 7
 
 enum mrxedv_qp_flags {
 	/* MetaRoCE: spray packets over num_paths UDP source ports. */
@@ -71,13 +74,23 @@ struct mrxedv_qp_init_attr {
 	 */
 	uint32_t num_paths;
 	uint32_t flags;			/* enum mrxedv_qp_flags */
-	uint32_t reserved;		/* must be 0 */
+	/*
+	 * With MRXEDV_QP_INIT_ATTR_PRIORITY: 0..MRXEDV_MAX_PRIORITY, the QP's
+	 * priority instead of the one its address vector gives (the larger
+	 * of the SL and the traffic class's DSCP >> 3).  From 4 on, while
+	 * the device is busy, the QP's work runs before that of lower ones;
+	 * it is also the Ethernet priority (skb->priority) of its packets.
+	 * The DSCP stays the traffic class's.  Without the bit: 0.
+	 * (This field was "reserved, must be 0": old programs are unchanged.)
+	 */
+	uint32_t priority;
 };
 
 /*
  * Create an RC, UC or UD QP like ibv_create_qp_ex() with MetaRoCE controls.
  * dv may be NULL (same as ibv_create_qp_ex).  Returns NULL with errno:
- * EINVAL for an unknown comp_mask bit, mode, flag, non-zero reserved field,
+ * EINVAL for an unknown comp_mask bit, mode or flag, a priority above
+ * MRXEDV_MAX_PRIORITY (or non-zero without its comp_mask bit),
  * num_paths 0 or > MRXEDV_MAX_PATHS, or num_paths > 1 for anything but a
  * MetaRoCE RC QP; EOPNOTSUPP when ctx is not an mrxe
  * device or the device lacks MetaRoCE; otherwise as ibv_create_qp_ex().

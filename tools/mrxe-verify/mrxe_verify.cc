@@ -160,6 +160,7 @@ struct Options {
 	uint32_t paths = 0;	// --paths (this side only), 0: device default
 	uint8_t ack_timeout = 14;	// --ack-timeout (this side only)
 	uint8_t sl = 0;			// --sl (this side's AV)
+	int priority = -1;		// --priority (this side), -1: none
 };
 
 void usage(FILE *f)
@@ -189,6 +190,8 @@ void usage(FILE *f)
 "                          the peer)\n"
 "  --sl N                  service level of this side's address vector,\n"
 "                          0..15 (mrxe: QP priority, 4 and up high)\n"
+"  --priority N            this side's QP priority 0..7 (mrxedv_create_qp,\n"
+"                          instead of the SL's; not sent to the peer)\n"
 "  --paths N               with --mode: this side's QP sprays over N paths\n"
 "                          (UDP source ports), 1..16; each side chooses its\n"
 "                          own (not sent to the peer)\n"
@@ -323,7 +326,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT, O_MODE, O_PATHS, O_ACKTO, O_SL,
+		O_FAULT, O_MODE, O_PATHS, O_ACKTO, O_SL, O_PRIO,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -351,6 +354,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "paths", required_argument, nullptr, O_PATHS },
 		{ "ack-timeout", required_argument, nullptr, O_ACKTO },
 		{ "sl", required_argument, nullptr, O_SL },
+		{ "priority", required_argument, nullptr, O_PRIO },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
@@ -454,6 +458,13 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.sl) || o.sl > 15)
 				return bad("--sl", optarg);
 			break;
+		case O_PRIO: {
+			uint8_t p;
+			if (!parse_num(std::string_view(optarg), p) || p > 7)
+				return bad("--priority (0..7)", optarg);
+			o.priority = p;
+			break;
+		}
 		case O_ACKTO:
 			if (!parse_num(std::string_view(optarg), o.ack_timeout) ||
 			    o.ack_timeout < 1 || o.ack_timeout > 31)
@@ -958,7 +969,7 @@ bool open_device(const Options &o, Local &l)
 // libibverbs loaded, so the tool still runs where there is no mrxe.
 struct MrxedvQpInitAttr {
 	uint64_t comp_mask;
-	uint32_t transport_mode, num_paths, flags, reserved;
+	uint32_t transport_mode, num_paths, flags, priority;
 };
 struct MrxedvQpMode {
 	uint32_t transport_mode, num_paths, flags, reserved;
@@ -1041,8 +1052,15 @@ ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ax.pd = l.pd.get();
 	MrxedvQpInitAttr dv = {};
-	dv.comp_mask = 1;	// MRXEDV_QP_INIT_ATTR_TRANSPORT
-	dv.transport_mode = o.mode == "standard" ? 1 : o.mode == "metaroce" ? 2 : 3;
+	if (!o.mode.empty()) {
+		dv.comp_mask = 1;	// MRXEDV_QP_INIT_ATTR_TRANSPORT
+		dv.transport_mode = o.mode == "standard" ? 1 :
+				    o.mode == "metaroce" ? 2 : 3;
+	}
+	if (o.priority >= 0) {
+		dv.comp_mask |= 8;	// MRXEDV_QP_INIT_ATTR_PRIORITY
+		dv.priority = o.priority;
+	}
 	if (o.paths) {
 		dv.comp_mask |= 2;	// MRXEDV_QP_INIT_ATTR_NUM_PATHS
 		dv.num_paths = o.paths;
@@ -1054,9 +1072,12 @@ ibv_qp *create_qp_mode(const Options &o, Local &l, ibv_qp_init_attr &ia)
 	MrxedvQpMode m = {};
 	int err = query(qp, &m);
 	std::printf("# mode: requested %s, resolved %s%s, paths %u, qpn %u\n",
-		    o.mode.c_str(), err ? "?" : mode_name(m.transport_mode),
+		    o.mode.empty() ? "default" : o.mode.c_str(),
+		    err ? "?" : mode_name(m.transport_mode),
 		    err ? " (query failed)" : "", err ? 0 : m.num_paths,
 		    qp->qp_num);
+	if (o.priority >= 0)
+		std::printf("# priority: %d, qpn %u\n", o.priority, qp->qp_num);
 	std::fflush(stdout);
 	return qp;
 }
@@ -1126,7 +1147,7 @@ bool create_resources(const Options &o, Local &l, uint64_t max_size)
 		ia.cap.max_recv_wr = 0;
 		ia.cap.max_recv_sge = 0;
 	}
-	if (!o.mode.empty())
+	if (!o.mode.empty() || o.priority >= 0)
 		l.qp.reset(create_qp_mode(o, l, ia));
 	else
 		l.qp.reset(ibv_create_qp(l.pd.get(), &ia));

@@ -517,6 +517,52 @@ TEST_F(Mrxe, DirectVerbsCreateQp)
 	EXPECT_EQ(ibv_destroy_cq(cq), 0);
 }
 
+/* A set priority: 0..7, only with its comp_mask bit; RC and UD alike. */
+TEST_F(Mrxe, DirectVerbsQpPriority)
+{
+	ibv_cq *cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr);
+	ibv_qp_init_attr_ex a{};
+	a.send_cq = a.recv_cq = cq;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.pd = pd;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	mrxedv_qp_init_attr dv{};
+	for (ibv_qp_type t : {IBV_QPT_RC, IBV_QPT_UD}) {
+		a.qp_type = t;
+		dv.comp_mask = 0;
+		dv.priority = 3;	/* without its bit: the old "reserved" */
+		errno = 0;
+		EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
+		EXPECT_EQ(errno, EINVAL) << "priority without its bit";
+		dv.comp_mask = MRXEDV_QP_INIT_ATTR_PRIORITY;
+		dv.priority = MRXEDV_MAX_PRIORITY + 1;
+		errno = 0;
+		EXPECT_EQ(mrxedv_create_qp(ctx, &a, &dv), nullptr);
+		EXPECT_EQ(errno, EINVAL) << "priority 8";
+		for (uint32_t p : {0u, uint32_t(MRXEDV_MAX_PRIORITY)}) {
+			dv.priority = p;
+			ibv_qp *qp = mrxedv_create_qp(ctx, &a, &dv);
+			ASSERT_NE(qp, nullptr) << "priority " << p << ": "
+					       << strerror(errno);
+			ibv_qp_attr m{};
+			m.qp_state = IBV_QPS_INIT;
+			m.port_num = 1;
+			int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+			if (t == IBV_QPT_UD) {
+				m.qkey = 0x11111111;
+				mask |= IBV_QP_QKEY;
+			} else {
+				mask |= IBV_QP_ACCESS_FLAGS;
+			}
+			EXPECT_EQ(ibv_modify_qp(qp, &m, mask), 0);
+			EXPECT_EQ(ibv_destroy_qp(qp), 0);
+		}
+	}
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
 TEST_F(Mrxe, PostValidation)
 {
 	ibv_cq *cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);

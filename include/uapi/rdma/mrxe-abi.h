@@ -215,13 +215,23 @@ struct mrxe_resize_cq_resp {
 /* create_qp: udata in is optional; a shorter (or absent) command means defaults. */
 enum mrxe_create_qp_flags {
 	MRXE_QP_FLAG_SPRAY	= 1 << 0,	/* MetaRoCE: spray over num_paths */
+	MRXE_QP_FLAG_PRIORITY	= 1 << 1,	/* priority below is valid */
 };
+
+/* a QP's priority: 0-7, as the service level (design.rst "QP priority") */
+#define MRXE_MAX_QP_PRIORITY	7
 
 struct mrxe_create_qp_cmd {
 	__u32	transport_mode;	/* enum mrxe_transport_mode */
 	__u32	num_paths;	/* 0 = device default, else 1..MRXE_MAX_PATHS */
 	__u32	flags;		/* enum mrxe_create_qp_flags */
-	__u32	reserved;
+	/*
+	 * With MRXE_QP_FLAG_PRIORITY: 0..MRXE_MAX_QP_PRIORITY, the QP's
+	 * priority from then on instead of the one its address vector's SL
+	 * and traffic class give; without it 0.  (Was "reserved", must be
+	 * 0: older providers still send 0 and no flag.)
+	 */
+	__u32	priority;
 };
 
 struct mrxe_create_qp_resp {
