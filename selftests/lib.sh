@@ -175,25 +175,29 @@ port_state_is() { [ "$(port_state "$1")" = "$2" ]; }
 # mrxe_netns_setup [MTU]: two namespaces joined by a veth pair (netdev MTU
 # if given), addresses only inside them (the traffic never leaves the VM).
 # Three `ip -batch` runs instead of a dozen ip processes: under TCG every
-# process start costs about half a second, on every test.
+# process start costs about half a second, on every test.  The MTU is set
+# after the addresses: IPv6 refuses an address on a link below 1280 bytes,
+# and a link lowered below that afterwards just drops IPv6.
 mrxe_netns_setup() {
-	local mtu=${1:+mtu $1}
+	local mtu=${1:-}
 	[ -d /sys/module/veth ] || modprobe veth 2>/dev/null
 	ip -b - <<-EOF || return 1
 		netns add $NS_A
 		netns add $NS_B
-		link add $VETH_A netns $NS_A $mtu type veth peer name $VETH_B netns $NS_B $mtu
+		link add $VETH_A netns $NS_A type veth peer name $VETH_B netns $NS_B
 	EOF
 	ip -n "$NS_A" -b - <<-EOF || return 1
 		link set lo up
 		addr add $IP_A/24 dev $VETH_A
 		addr add $IP6_A/64 dev $VETH_A nodad
+		${mtu:+link set $VETH_A mtu $mtu}
 		link set $VETH_A up
 	EOF
 	ip -n "$NS_B" -b - <<-EOF || return 1
 		link set lo up
 		addr add $IP_B/24 dev $VETH_B
 		addr add $IP6_B/64 dev $VETH_B nodad
+		${mtu:+link set $VETH_B mtu $mtu}
 		link set $VETH_B up
 	EOF
 }
