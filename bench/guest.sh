@@ -54,29 +54,33 @@ stats() {
 
 # barrier [VALUE]: both guests call it in the same order; guest 1 serves,
 # guest 2 connects (retrying) - returns when both reached the same step.
-# Guest 1's VALUE (one word) is printed by guest 2's barrier.  busybox nc
-# and bash's /dev/tcp: a python3 start costs about a second under TCG, and
-# a point takes several barriers.
+# Guest 1's VALUE (one word) is printed by guest 2's barrier.
 barrier() {
 	step=$((step + 1))
-	local port=$((19000 + step)) i line
+	local port=$((19000 + step))
 	if [ "$ROLE" = 1 ]; then
-		# nc ends when guest 2 has read the line and closed
-		printf 'go %s\n' "${1:-}" | timeout 300 busybox nc -l -p "$port" > /dev/null
+		timeout 300 python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
+c, _ = s.accept(); c.sendall(("go " + sys.argv[2]).encode()); c.close()' "$port" "${1:-}"
 	else
-		for ((i = 0; i < 3000; i++)); do
-			if { exec 3<> "/dev/tcp/$PEER/$port"; } 2> /dev/null; then
-				line=
-				read -r -t 300 line <&3
-				exec 3<&-
-				line=${line#go}
-				line=${line# }
-				[ -z "$line" ] || echo "$line"
-				return 0
-			fi
-			sleep 0.1
-		done
-		return 1
+		timeout 300 python3 -c '
+import socket, sys, time
+while True:
+    try:
+        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)
+        v = b""
+        while True:
+            d = c.recv(64)
+            if not d:
+                break
+            v += d
+        if v[3:]:
+            print(v.decode()[3:])
+        break
+    except OSError:
+        time.sleep(0.1)' "$PEER" "$port"
 	fi
 }
 
@@ -140,9 +144,8 @@ netem() {
 
 # counter NAME: the device's counter (0 when absent)
 counter() {
-	rdma statistic show link "$DEV/1" 2>/dev/null |
-		awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); f = 1; exit } }
-			END { if (!f) print 0 }'
+	rdma statistic show link "$DEV/1" 2>/dev/null | tr ' ' '\n' |
+		awk -v n="$1" 'prev == n { print; f = 1; exit } { prev = $0 } END { if (!f) print 0 }'
 }
 
 # netem_dropped: packets the netem qdisc on eth0 dropped (it is set up
