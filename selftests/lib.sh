@@ -216,16 +216,20 @@ mrxe_netns_setup() {
 	EOF
 }
 
-# mrxe_netns_cleanup: delete this run's namespaces (those that exist).
-mrxe_netns_cleanup() {
+# netns_del NAME...: delete those of the named namespaces that exist, in
+# one ip process.
+netns_del() {
 	local ns cmds=
-	for ns in "$NS_A" "$NS_B"; do
+	for ns in "$@"; do
 		[ -e "/run/netns/$ns" ] && cmds="${cmds}netns del $ns
 "
 	done
 	[ -z "$cmds" ] || printf '%s' "$cmds" | ip -force -b - 2>/dev/null
 	return 0
 }
+
+# mrxe_netns_cleanup: delete this run's namespaces.
+mrxe_netns_cleanup() { netns_del "$NS_A" "$NS_B"; }
 
 # nsa/nsb CMD...: run CMD inside namespace A/B.
 nsa() { ip netns exec "$NS_A" "$@"; }
@@ -277,23 +281,30 @@ dump_gids() {
 
 # ----------------------------------------------------------- runner ----
 
-# dmesg_since MARKER: the kernel log after the last line containing MARKER
-# (all of it if the marker has left the ring buffer).
+# dmesg_since MARKER [BAD]: the kernel log after the last line containing
+# MARKER (all of it if the marker has left the ring buffer); with BAD (an
+# extended regexp) it exits 1 when one of those lines matches BAD.
 dmesg_since() {
-	dmesg | awk -v m="$1" '
+	dmesg | awk -v m="$1" -v bad="${2:-}" '
 		{ line[NR] = $0; if (index($0, m)) start = NR }
-		END { for (i = start + 1; i <= NR; i++) print line[i] }'
+		END {
+			for (i = start + 1; i <= NR; i++) {
+				print line[i]
+				if (bad != "" && line[i] ~ bad)
+					b = 1
+			}
+			exit b
+		}'
 }
 
 # mrxe_sweep: remove what a killed test may have left: namespaces of this
 # suite and ib devices (the module stays loaded).
 mrxe_sweep() {
-	local ns cmds=
+	local ns names=()
 	for ns in /run/netns/mrxe-*; do
-		[ -e "$ns" ] && cmds="${cmds}netns del ${ns##*/}
-"
+		names+=("${ns##*/}")
 	done
-	[ -z "$cmds" ] || printf '%s' "$cmds" | ip -force -b - 2>/dev/null
+	netns_del "${names[@]}"
 	mrxe_del_all_links
 	[ ! -e /sys/class/net/mrxetun0 ] || ip link del mrxetun0 2>/dev/null
 	return 0
@@ -353,17 +364,8 @@ TIMEOUT: $t did not finish in ${MRXE_TEST_TIMEOUT}s"
 		fi
 		[ -n "$out" ] && printf '# %s\n' "${out//$'\n'/$'\n'# }"
 		mrxe_sweep
-		if ! dmesg | awk -v m="mrxe-selftest: begin $n $t ($$)" \
-			-v bad="$MRXE_DMESG_BAD" -v f="$tmp.dmesg" '
-			{ line[NR] = $0; if (index($0, m)) start = NR }
-			END {
-				for (i = start + 1; i <= NR; i++) {
-					print line[i] > f
-					if (line[i] ~ bad)
-						b = 1
-				}
-				exit b
-			}'; then
+		if ! dmesg_since "mrxe-selftest: begin $n $t ($$)" \
+			"$MRXE_DMESG_BAD" > "$tmp.dmesg"; then
 			echo "# dmesg shows kernel problems during $t:"
 			grep -E -A10 "$MRXE_DMESG_BAD" "$tmp.dmesg" | head -n 60 | sed 's/^/#   /'
 			rc=$KSFT_FAIL
