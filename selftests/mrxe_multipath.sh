@@ -287,6 +287,8 @@ test_blackhole_reverse() {
 	sleep 2
 	b1=$(ecmp_a_rx_bytes)
 	d1=$(ecmp_dropped_rev 1)
+	# the client's paths at the end of the window (for a failure report)
+	ip netns exec "$NS_B" "$MRXECTL" qp show "$DEV_B" > "$XFER_TMP/bhr.paths" 2>&1
 	ecmp_restore_rev 1
 	wait $sp || true
 	cat "$XFER_TMP/bhr.out"
@@ -298,8 +300,12 @@ m = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 print(int(next(float(r[:-len(k)]) * v for k, v in m.items() if r.endswith(k)) * 2 / 8))' "$ECMP_RATE")
 	echo "reverse black hole dropped $((d1 - d0)) packets; data forwarded to the server in its last 2 s: $moved bytes (one link: $one)"
 	[ $((d1 - d0)) -gt 0 ] || { echo "NOTE: no ACK took link 1 (ECMP hash): nothing to recover from"; return 0; }
-	[ "$moved" -ge $((one / 4)) ] ||
-		{ echo "FAILED: the transfer stalled while the ACK path was black-holed"; return 1; }
+	echo "the client's QPs at the end of the 2 s:"
+	cat "$XFER_TMP/bhr.paths"
+	[ "$moved" -ge $((one / 4)) ] || {
+		echo "FAILED: the transfer stalled while the ACK path was black-holed"
+		return 1
+	}
 }
 
 test_standard_one_link() {

@@ -91,9 +91,20 @@ for prog in "$@"; do
 		/^(not )?ok [0-9]+/ {
 			if ($1 == "not") {
 				print "#   " prog ": " $0
+				# the first GoogleTest "file:line: Failure" with
+				# the 3 lines that say what differed, then the
+				# last error lines (else the last lines)
+				g = 0
+				for (i = 1; i <= nb && !g; i++)
+					if (buf[i] ~ /: Failure$/) {
+						for (j = i; j <= nb && j < i + 4; j++)
+							print "#     " substr(buf[j], 1, 170)
+						g = 1
+					}
 				k = 0
 				for (i = 1; i <= nb; i++)
-					if (tolower(buf[i]) ~ /error|fail|couldn|unable|status|timed? ?out|exceed|mismatch|abort|wc_|killed/)
+					if (buf[i] !~ /: Failure$/ &&
+					    tolower(buf[i]) ~ /error|fail|couldn|unable|status|timed? ?out|exceed|mismatch|abort|wc_|killed/)
 						why[++k] = buf[i]
 				if (k == 0)
 					for (i = (nb > 3 ? nb - 2 : 1); i <= nb; i++)

@@ -180,14 +180,20 @@ u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid)
 		best = avoid;	/* the only usable path */
 	if (best == MRXE_PATH_NONE) {
 		/*
-		 * Every path is DEAD: keep the QP moving on the one that died
-		 * longest ago (its probe comes first); the RTO and retry_cnt
-		 * decide whether the QP fails.
+		 * Every path is DEAD: keep the QP moving over all of them, the
+		 * least filled first (each went DEAD with a fresh port, so each
+		 * is another ECMP draw in both directions; riding only one
+		 * that also hashes onto the failure stalls the QP until RTOs
+		 * back off).  The RTO and retry_cnt decide whether it fails.
 		 */
-		for (i = 0; i < ps->n; i++)
-			if (best == MRXE_PATH_NONE ||
-			    ps->p[i].probe_at_ns < ps->p[best].probe_at_ns)
+		for (k = 0; k < ps->n; k++) {
+			i = (u8)((ps->rr + k) % ps->n);
+			f = ps->p[i].inflight;
+			if (best == MRXE_PATH_NONE || f < bf) {
 				best = i;
+				bf = f;
+			}
+		}
 	}
 	ps->rr = (u8)((best + 1) % ps->n);
 	return best;

@@ -36,6 +36,8 @@
  *              dead_ns (or a failed probe): no data; after probe_ns (doubled
  *              per failed probe, up to probe_max_ns) the next packet is a
  *              probe on a fresh port; a delivered probe makes it ACTIVE.
+ *              Every path DEAD: packets spread over all of them, the
+ *              least in flight first (each port is a new ECMP draw).
  * A QP with one path never marks it DEAD (there is nowhere else to go; the
  * RTO and retry_cnt handle it, as in single-path MetaRoCE).
  *

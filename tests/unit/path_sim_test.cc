@@ -53,6 +53,13 @@ struct PathSimCfg {
 	u32 wnd = 256;
 	std::vector<u64> marks;		// phase boundaries for the shares
 	bool repath_off = false;	// the engine's re-pathing (collisions)
+	// the ACK direction: an ACK carries the port of the data packet it
+	// answers (the responder reflects the newest request's port) and
+	// hashes onto one of rev_links reverse links; ACKs hashed onto
+	// rev_down drop in [rev_down_from, rev_down_to) (0 links: no model)
+	size_t rev_links = 0;
+	u8 rev_down = 0;
+	u64 rev_down_from = 0, rev_down_to = 0;
 };
 
 struct PathSimResult {
@@ -63,6 +70,8 @@ struct PathSimResult {
 	u64 revived_ns = 0;	// first time after dead_ns all were usable
 	u64 probes = 0, deaths = 0, retransmits = 0, repaths = 0, reverts = 0;
 	u64 retx_same_path = 0, retx_total = 0;
+	u64 acks_dropped = 0;	// by the reverse black hole
+	u64 longest_gap_ns = 0;	// longest time without a new delivery
 };
 
 struct Pkt {
@@ -70,6 +79,7 @@ struct Pkt {
 	u64 abs;
 	u8 link;
 	u32 tsval;	// MRH tsval of this transmission (echoed)
+	u16 port;	// UDP source port (reflected by its ACK)
 };
 
 struct Ev {
@@ -116,6 +126,14 @@ public:
 	static u8 hash_link(u16 port, size_t links)
 	{
 		u32 h = port * 2654435761u;
+
+		return (u8)((h >> 16) % links);
+	}
+
+	// the reverse direction's ECMP hash: another seed than the forward
+	static u8 hash_rev_link(u16 port, size_t links)
+	{
+		u32 h = (port ^ 0x5bd1u) * 2246822519u;
 
 		return (u8)((h >> 16) % links);
 	}
@@ -236,7 +254,7 @@ private:
 	std::vector<u64> busy_;	// link transmitter busy until
 	u32 ndelivered_ = 0;
 	u64 taildrops_ = 0;
-	u64 sent_new_ = 0, now_ = 0, seq_ = 0;
+	u64 sent_new_ = 0, now_ = 0, seq_ = 0, last_new_ = 0;
 	bool probe_pending_ = false;
 	u32 probe_psn_ = 0;
 	std::vector<Pkt> pkts_;
@@ -283,7 +301,7 @@ private:
 			return;
 		if (now_ >= lk.down_from && now_ < lk.down_to)
 			return;		// black hole
-		pkts_.push_back({ psn, abs, l, mrxe_mrh_ts(now_) });
+		pkts_.push_back({ psn, abs, l, mrxe_mrh_ts(now_), ps_.p[path].port });
 		q_.push({ busy_[l] + lk.delay, seq_++, false, pkts_.size() - 1 });
 	}
 
@@ -347,6 +365,9 @@ private:
 				return ::testing::AssertionFailure() << "duplicate accepted";
 			delivered_[p.abs] = 1;
 			ndelivered_++;
+			if (now_ - last_new_ > res_.longest_gap_ns)
+				res_.longest_gap_ns = now_ - last_new_;
+			last_new_ = now_;
 			res_.delivered[phase()][p.link]++;
 		} else if (!had) {
 			return ::testing::AssertionFailure() << "new PSN called duplicate";
@@ -354,6 +375,12 @@ private:
 		struct mrxe_sack_info si;
 
 		mrxe_reorder_sack(&rw_, &si, MRXE_SACK_MAX_BLOCKS);
+		if (c_.rev_links &&
+		    hash_rev_link(p.port, c_.rev_links) == c_.rev_down &&
+		    now_ >= c_.rev_down_from && now_ < c_.rev_down_to) {
+			res_.acks_dropped++;
+			return ::testing::AssertionSuccess();
+		}
 		ack_si_.push_back(si);
 		ack_tsecr_.push_back(p.tsval);
 		q_.push({ now_ + c_.ack_delay, seq_++, true, ack_si_.size() - 1 });
@@ -396,10 +423,11 @@ double share(const std::vector<u64> &v, size_t i)
 
 void print(const char *name, const PathSimResult &r)
 {
-	printf("[ pathsim] %-18s end=%.1fms deaths=%llu probes=%llu retx=%llu "
+	printf("[ pathsim] %-18s end=%.1fms gap=%.1fms deaths=%llu probes=%llu retx=%llu "
 	       "repaths=%llu reverts=%llu "
 	       "retx_same_path=%llu/%llu dead_at=%.2fms revived_at=%.2fms\n",
-	       name, r.end_ns / 1e6, (unsigned long long)r.deaths,
+	       name, r.end_ns / 1e6, r.longest_gap_ns / 1e6,
+	       (unsigned long long)r.deaths,
 	       (unsigned long long)r.probes, (unsigned long long)r.retransmits,
 	       (unsigned long long)r.repaths, (unsigned long long)r.reverts,
 	       (unsigned long long)r.retx_same_path,
@@ -715,6 +743,59 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 		EXPECT_GT(r.delivered[2][0], c.npkts / 2) << "seed " << s;
 		if (s == 1)
 			print("all-on-dead-link", r);
+	}
+}
+
+// The ACK direction black-holed: every path's ACKs hash onto reverse link
+// 1, which drops everything from 20 ms on, while the forward links work.
+// The requester hears nothing, its RTO marks the window lost, the paths go
+// DEAD and re-roll; a fresh port whose ACKs take reverse link 0 revives
+// its path.  While every path is DEAD the re-probes must spread over the
+// paths' fresh ports (not all ride the one that died first): the stall is
+// bounded by a few RTOs and probe backoffs, not by luck.
+TEST(PathSim, ReverseBlackHoleAllPaths)
+{
+	for (unsigned s : seeds()) {
+		PathSimCfg c;
+		PathSimResult r;
+		struct mrxe_path_set ps;
+		struct mrxe_path_cfg pc = {};
+		u16 base;
+
+		c.npkts = 20000;
+		c.num_paths = 4;
+		c.hash_ports = true;
+		c.links.assign(2, link(10));
+		c.rev_links = 2;
+		c.rev_down = 1;
+		c.rev_down_from = 20 * kMs;
+		c.rev_down_to = 100000 * kMs;
+		c.marks = { 20 * kMs };
+		c.repath_off = true;	// the premise: the ports of 20 ms
+		for (base = 0xc000 + (u16)(s % 4096);; base++) {
+			bool all = true;
+
+			pc.num_paths = c.num_paths;
+			pc.base_port = base;
+			mrxe_path_init(&ps, &pc, 0);
+			for (u8 i = 0; i < c.num_paths; i++)
+				all &= PathSim::hash_rev_link(ps.p[i].port, 2) == 1;
+			if (all)
+				break;
+		}
+		c.base_port = base;
+		PathSim sim(c, s);
+		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
+		EXPECT_GT(r.acks_dropped, 0u) << "seed " << s;
+		EXPECT_GE(r.deaths, 4u) << "seed " << s;
+		// RTO ceiling 100 ms, probe backoff cap 16 ms: riding one dead
+		// path reached the ceiling (102 ms, seeds 1 and 2); spread over
+		// all, the longest gap in 125 seeds was 51 ms
+		EXPECT_LT(r.longest_gap_ns, 80 * kMs) << "seed " << s;
+		if (s == 1 || r.longest_gap_ns >= 80 * kMs) {
+			print("reverse-black-hole", r);
+			sim.dump();
+		}
 	}
 }
 

@@ -1051,7 +1051,14 @@ protected:
 		a = {};
 		a.qp_state = IBV_QPS_RTS;
 		a.sq_psn = 100;
-		a.timeout = 12;	/* ~17 ms: fail fast when nothing answers */
+		/*
+		 * ~67 ms, doubled per retry up to 1 s: retry_cnt 7 gives up
+		 * after ~5 s without an answer.  12 (~17 ms: 2.07 s) failed
+		 * once in CI (6.12 line, 2-vCPU TCG guest: DataPath.
+		 * SendTwoSgesAndInlineImm after 2106 ms, i.e. the retries ran
+		 * out; unreproduced in 630 runs here).
+		 */
+		a.timeout = 14;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 4;
