@@ -108,6 +108,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_PLACED,		/* WRITE/SEND packets placed ahead of ePSN */
 	MRXE_CNT_META_RSP_WND_CUTS,	/* READ response window halvings */
 	MRXE_CNT_PRIO_DEMOTED,		/* work moved to normal workers */
+	MRXE_CNT_META_STALE_NAK,	/* NAKs for a PSN already acknowledged */
 	MRXE_NUM_COUNTERS,
 };
 

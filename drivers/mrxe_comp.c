@@ -667,9 +667,27 @@ static void mrxe_meta_cumulative(struct mrxe_qp *qp, u32 epsn)
 /* RNR NAK (IBA 9.7.5.2.8): everything before @psn is done; resend from it. */
 static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 {
+	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
 	struct mrxe_swqe *w;
 
 	mrxe_qp_counter_inc(qp, MRXE_CNT_RNR_NAKS_RCVD);
+	/*
+	 * The NAK names the first PSN the responder did not take: one we
+	 * sent and that is not acknowledged yet.  One for a PSN an ACK
+	 * already passed is stale (delayed behind the retry that succeeded,
+	 * or on another path); rewinding to it would give a later WQE PSNs
+	 * the responder already executed, and that message would be lost.
+	 * During the RNR wait una == nxt: a duplicate of the NAK is ignored.
+	 */
+	if (mrxe_psn_before(psn, sb->una)) {
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_STALE_NAK);
+		return;
+	}
+	if (!mrxe_psn_before(psn, sb->nxt)) {
+		if (!qp->req.rnr_wait)
+			mrxe_qp_counter_inc(qp, MRXE_CNT_RX_DROP_GHOST);
+		return;
+	}
 	mrxe_meta_cumulative(qp, psn);
 	mrxe_meta_advance(qp);
 	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
