@@ -701,6 +701,27 @@ TEST(PathSim, BlackHoleDeadThenBack)
 	}
 }
 
+// The first base port from a seed-chosen start whose @n paths all hash
+// onto link 1 of 2 (forward, or with @rev the ACK direction's hash).
+u16 base_all_on_link1(u8 n, unsigned seed, bool rev)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+
+	pc.num_paths = n;
+	for (u16 base = 0xc000 + (u16)(seed % 4096);; base++) {
+		bool all = true;
+
+		pc.base_port = base;
+		mrxe_path_init(&ps, &pc, 0);
+		for (u8 i = 0; i < n; i++)
+			all &= (rev ? PathSim::hash_rev_link(ps.p[i].port, 2) :
+				      PathSim::hash_link(ps.p[i].port, 2)) == 1;
+		if (all)
+			return base;
+	}
+}
+
 // Every path's port hashes onto the link that is black-holed (for good,
 // from 20 ms): no path delivers, an RTO marks their packets lost, they go
 // DEAD and each re-probe draws a fresh port; one that lands on the live
@@ -710,9 +731,6 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 	for (unsigned s : seeds()) {
 		PathSimCfg c;
 		PathSimResult r;
-		struct mrxe_path_set ps;
-		struct mrxe_path_cfg pc = {};
-		u16 base;
 
 		c.npkts = 20000;
 		c.num_paths = 4;
@@ -722,18 +740,7 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 		c.links[1].down_to = 100000 * kMs;
 		c.marks = { 20 * kMs, 80 * kMs };
 		// a base port whose four paths all hash onto link 1
-		for (base = 0xc000 + (u16)(s % 4096);; base++) {
-			bool all = true;
-
-			pc.num_paths = c.num_paths;
-			pc.base_port = base;
-			mrxe_path_init(&ps, &pc, 0);
-			for (u8 i = 0; i < c.num_paths; i++)
-				all &= PathSim::hash_link(ps.p[i].port, 2) == 1;
-			if (all)
-				break;
-		}
-		c.base_port = base;
+		c.base_port = base_all_on_link1(c.num_paths, s, false);
 		PathSim sim(c, s);
 		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
 		EXPECT_GE(r.deaths, 4u) << "seed " << s;
@@ -758,9 +765,6 @@ TEST(PathSim, ReverseBlackHoleAllPaths)
 	for (unsigned s : seeds()) {
 		PathSimCfg c;
 		PathSimResult r;
-		struct mrxe_path_set ps;
-		struct mrxe_path_cfg pc = {};
-		u16 base;
 
 		c.npkts = 20000;
 		c.num_paths = 4;
@@ -772,18 +776,7 @@ TEST(PathSim, ReverseBlackHoleAllPaths)
 		c.rev_down_to = 100000 * kMs;
 		c.marks = { 20 * kMs };
 		c.repath_off = true;	// the premise: the ports of 20 ms
-		for (base = 0xc000 + (u16)(s % 4096);; base++) {
-			bool all = true;
-
-			pc.num_paths = c.num_paths;
-			pc.base_port = base;
-			mrxe_path_init(&ps, &pc, 0);
-			for (u8 i = 0; i < c.num_paths; i++)
-				all &= PathSim::hash_rev_link(ps.p[i].port, 2) == 1;
-			if (all)
-				break;
-		}
-		c.base_port = base;
+		c.base_port = base_all_on_link1(c.num_paths, s, true);
 		PathSim sim(c, s);
 		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
 		EXPECT_GT(r.acks_dropped, 0u) << "seed " << s;
