@@ -701,6 +701,18 @@ TEST(PathSim, BlackHoleDeadThenBack)
 	}
 }
 
+// 20000 packets, 4 paths by port hash over 2 equal links
+PathSimCfg four_paths_two_links()
+{
+	PathSimCfg c;
+
+	c.npkts = 20000;
+	c.num_paths = 4;
+	c.hash_ports = true;
+	c.links.assign(2, link(10));
+	return c;
+}
+
 // The first base port from a seed-chosen start whose @n paths all hash
 // onto link 1 of 2 (forward, or with @rev the ACK direction's hash).
 u16 base_all_on_link1(u8 n, unsigned seed, bool rev)
@@ -729,13 +741,9 @@ u16 base_all_on_link1(u8 n, unsigned seed, bool rev)
 TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 {
 	for (unsigned s : seeds()) {
-		PathSimCfg c;
+		PathSimCfg c = four_paths_two_links();
 		PathSimResult r;
 
-		c.npkts = 20000;
-		c.num_paths = 4;
-		c.hash_ports = true;
-		c.links.assign(2, link(10));
 		c.links[1].down_from = 20 * kMs;
 		c.links[1].down_to = 100000 * kMs;
 		c.marks = { 20 * kMs, 80 * kMs };
@@ -763,13 +771,9 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 TEST(PathSim, ReverseBlackHoleAllPaths)
 {
 	for (unsigned s : seeds()) {
-		PathSimCfg c;
+		PathSimCfg c = four_paths_two_links();
 		PathSimResult r;
 
-		c.npkts = 20000;
-		c.num_paths = 4;
-		c.hash_ports = true;
-		c.links.assign(2, link(10));
 		c.rev_links = 2;
 		c.rev_down = 1;
 		c.rev_down_from = 20 * kMs;
