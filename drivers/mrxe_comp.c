@@ -478,6 +478,10 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 			if (w->state != MRXE_SWQE_PENDING || !w->psn_valid ||
 			    !mrxe_psn_after(qp->comp.psn, w->last_psn))
 				break;
+			/* SACKed is held, not executed: wait for the ACK */
+			if (!(w->mask & MRXE_META_RSP_MASK) &&
+			    !mrxe_psn_after(mq->exec_psn, w->last_psn))
+				break;
 			w->state = MRXE_SWQE_DONE;
 		}
 		mrxe_comp_post_send(qp, w);
@@ -667,7 +671,8 @@ static void mrxe_meta_cumulative(struct mrxe_qp *qp, u32 epsn)
 /* RNR NAK (IBA 9.7.5.2.8): everything before @psn is done; resend from it. */
 static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 {
-	struct mrxe_sack *sb = &qp->pipe.meta->snd.sb;
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_sack *sb = &mq->snd.sb;
 	struct mrxe_swqe *w;
 
 	mrxe_qp_counter_inc(qp, MRXE_CNT_RNR_NAKS_RCVD);
@@ -678,8 +683,10 @@ static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 	 * or on another path); rewinding to it would give a later WQE PSNs
 	 * the responder already executed, and that message would be lost.
 	 * During the RNR wait una == nxt: a duplicate of the NAK is ignored.
+	 * "Acknowledged" is the cumulative point (exec_psn), not una: una
+	 * also moves over PSNs that were only SACKed.
 	 */
-	if (mrxe_psn_before(psn, sb->una)) {
+	if (mrxe_psn_before(psn, mq->exec_psn)) {
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_STALE_NAK);
 		return;
 	}
@@ -688,6 +695,13 @@ static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 			mrxe_qp_counter_inc(qp, MRXE_CNT_RX_DROP_GHOST);
 		return;
 	}
+	/*
+	 * Everything before @psn was executed, nothing from it on: what the
+	 * responder SACKed beyond it is dropped (it re-initialises its
+	 * window at @psn), so the scoreboard's una, which moves over SACKed
+	 * PSNs, may be past @psn; completions stop at @psn (exec_psn).
+	 */
+	mq->exec_psn = psn;
 	mrxe_meta_cumulative(qp, psn);
 	mrxe_meta_advance(qp);
 	if (qp->pipe.attr.rnr_retry != 7) {	/* 7 = infinite, IBA 9.7.5.2.8 */
@@ -706,6 +720,9 @@ static void mrxe_meta_rnr(struct mrxe_qp *qp, u32 psn, u8 timer)
 	qp->req.psn = psn;
 	qp->req.next_new_psn = psn;
 	mrxe_meta_snd_init(qp, psn);
+	/* comp.psn followed una over the PSNs now to be resent */
+	if (mrxe_psn_after(qp->comp.psn, psn))
+		qp->comp.psn = psn;
 	qp->req.rnr_wait = true;
 	atomic_set(&qp->req.rnr_fired, 0);
 	if (qp->pipe.dying)
@@ -745,6 +762,8 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 			mrxe_qp_counter_inc(qp, MRXE_CNT_RX_DROP_GHOST);
 			return;
 		}
+		if (mrxe_psn_after(si.epsn & MRXE_PSN_MASK, mq->exec_psn))
+			mq->exec_psn = si.epsn & MRXE_PSN_MASK;
 		/* ECN echo: the DCTCP-like reaction (mrxe_cc.c) */
 		mrxe_cc_meta_ack(qp, res.bytes, si.ce,
 				 mrxe_rtt_srtt(&mq->snd.sb.rtt));
@@ -767,6 +786,9 @@ static void mrxe_comp_meta_ack(struct mrxe_qp *qp, struct sk_buff *skb)
 		return;		/* never sent in MetaRoCE mode */
 	status = mrxe_comp_nak_status(aeth.syndrome & MRXE_AETH_VAL_MASK);
 	/* IBA 9.9.2: everything before the NAK'd PSN completed */
+	if (mrxe_psn_after(pi->psn, mq->exec_psn) &&
+	    mrxe_psn_before(pi->psn, mq->snd.sb.nxt))
+		mq->exec_psn = pi->psn;
 	mrxe_meta_cumulative(qp, pi->psn);
 	mrxe_meta_advance(qp);
 	if (qp->req.head == qp->req.fetched) {
@@ -832,6 +854,9 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 	}
 	set_bit(slot, mq->rsp_got);
 	mq->ever_acked = true;
+	/* the responder executes in PSN order: all before it is done */
+	if (mrxe_psn_after(psn, mq->exec_psn))
+		mq->exec_psn = psn;
 	if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
 		mrxe_rspwnd_got(&mq->rspwnd);
 	if (!mq->rsp_hi_valid || mrxe_psn_after(psn, mq->rsp_hi)) {

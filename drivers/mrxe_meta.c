@@ -113,6 +113,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->cfg.reo_mult_max = MRXE_SACK_REO_MULT_META;
 	m->cfg.wnd = qp->window;	/* device default at create */
 	mrxe_sack_init(&m->snd.sb, psn, &m->cfg);
+	m->exec_psn = psn;
 	mrxe_path_glue_init(qp);	/* multipath: mrxe_path_glue.c */
 	/* an RNR rewind re-initialises the scoreboard: keep what was learnt */
 	if (keep_rtt)

@@ -80,6 +80,8 @@ struct mrxe_loss_ops {
  * stash, ack_*.  Neither half touches the other's fields.
  */
 #define MRXE_META_READ_CHUNK	64	/* PSNs per READ request packet */
+/* WQEs that complete with responses (READ, FLUSH, atomics, ATOMIC WRITE) */
+#define MRXE_META_RSP_MASK	(MRXE_M_READ | MRXE_M_ATOMIC | MRXE_M_ATOMIC_WRITE)
 
 /* Engine counters already added to the device counters. */
 struct mrxe_meta_synced {
@@ -96,6 +98,13 @@ struct mrxe_meta_qp {
 	bool	sync_pending;	/* auto: next packet carries MRH SYNC */
 	u8	retry_left;	/* RTOs without progress left (retry_cnt) */
 	bool	ever_acked;	/* the peer answered at least once */
+	/*
+	 * First PSN the responder has not executed: ACK cumulative PSN, NAK
+	 * PSN, or a READ/atomic response (the responder executes in PSN
+	 * order).  A SACK says "held", and an RNR NAK drops what was held, so
+	 * a WQE without responses completes only below this point.
+	 */
+	u32	exec_psn;
 	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
 	u32	rsp_psn;	/* comp.psn when rsp_deadline was set */
 	u8	rsp_backoff;	/* re-requests without progress */

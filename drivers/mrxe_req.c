@@ -869,7 +869,10 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
 	if (psn != mq->snd.sb.nxt) {
 		/* cannot happen: PSNs are assigned in order */
-		WARN_ON_ONCE(1);
+		WARN_ONCE(1, "mrxe: qp %u wqe %u psn %u (first %u off %u) != nxt %u (una %u) req.psn %u next_new %u head %u cur %u\n",
+			  qp->ibqp.qp_num, idx, psn, w->first_psn, w->offset,
+			  mq->snd.sb.nxt, mq->snd.sb.una, qp->req.psn,
+			  qp->req.next_new_psn, qp->req.head, qp->req.cur);
 		w->status = IB_WC_LOC_QP_OP_ERR;
 		return -EIO;
 	}
