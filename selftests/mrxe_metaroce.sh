@@ -252,6 +252,20 @@ test_meta_send_placed() {
 	expect_gt "SEND packets placed on arrival" "$placed" 0
 }
 
+# SEND, SEND with immediate and WRITE with immediate into receives the
+# server posts 20 ms late (mrxe-verify --recv-late: RNR NAKs, IBA
+# 9.7.5.2.8) while netem reorders: every byte verified, the receive
+# completions checked, and the RNR NAKs must have happened.
+test_meta_rnr_late_recv() {
+	meta_setup 1500
+	netem_set limit 100000 delay 5ms 1ms
+	MRXE_VERIFY_SERVER_ARGS="--recv-late 20" verify_run --mode metaroce \
+		--mtu 1024 --iters 2 --ops send,send_imm,write_imm \
+		--sizes 1,mtu+1,256K || return 1
+	meta_stats
+	expect_gt "RNR NAKs received" "$(stat_value "$DEV_B" rnr_naks_rcvd)" 0
+}
+
 # SENDs into an SRQ placed on arrival (wire-format.rst, "Receiver rules
 # for placement"): a QP takes the SRQ's WQEs for the messages up to a SEND
 # packet that arrived ahead, in RSN order, and places the packet; every
@@ -382,6 +396,7 @@ mrxe_run_tests \
 	test_meta_read_loss \
 	test_meta_reorder \
 	test_meta_send_placed \
+	test_meta_rnr_late_recv \
 	test_meta_srq_send_placed \
 	test_meta_srq \
 	test_meta_window \

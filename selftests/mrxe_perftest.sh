@@ -94,6 +94,16 @@ POP_N=${MRXE_POST_ON_POLL_ITERS:-5000}
 test_ib_write_bw_post_on_poll() { pt_run ib_write_bw -n "$POP_N" -s 65536 -t 128 --report_gbits; }
 test_ib_read_bw_post_on_poll() { pt_run ib_read_bw -n "$POP_N" -s 65536 -t 128 --report_gbits; }
 test_ib_send_bw_post_on_poll() { pt_run ib_send_bw -n "$((POP_N * 4))" -s 4096 -t 128 --report_gbits; }
+# RNR all along: the receiver keeps 8 receives posted (perftest -r) under
+# 128 outstanding 4 KiB SENDs.  Between two mrxe devices the QPs upgrade
+# to MetaRoCE (auto), whose responder drops what it held from an RNR'd PSN
+# on: the requester must complete nothing it only saw SACKed (this failed
+# 3 of 3 with IB_WC_LOC_QP_OP_ERR or a hang before exec_psn).
+test_ib_send_bw_rnr() {
+	pt_run ib_send_bw -n "$POP_N" -s 4096 -t 128 -r 8 --report_gbits || return 1
+	[ "$MRXE_LINK_TYPE" = mrxe ] || return 0
+	expect_gt "RNR NAKs received" "$(stat_value "$DEV_B" rnr_naks_rcvd)" 0
+}
 test_ib_write_bw_post_on_poll_small() { pt_run ib_write_bw -n "$((POP_N * 10))" -s 64 -t 16; }
 
 mrxe_run_tests \
@@ -120,4 +130,5 @@ mrxe_run_tests \
 	test_ib_write_bw_post_on_poll \
 	test_ib_read_bw_post_on_poll \
 	test_ib_send_bw_post_on_poll \
-	test_ib_write_bw_post_on_poll_small
+	test_ib_write_bw_post_on_poll_small \
+	test_ib_send_bw_rnr

@@ -58,6 +58,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "pattern.h"
@@ -156,6 +157,7 @@ struct Options {
 	int connect_timeout = 30;
 	bool busy_poll = false;
 	unsigned inject_fault = 0;	// case number whose data gets corrupted
+	unsigned recv_late_ms = 0;	// target posts its receive this late
 	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
 	uint32_t paths = 0;	// --paths (this side only), 0: device default
 	uint8_t ack_timeout = 14;	// --ack-timeout (this side only)
@@ -210,6 +212,9 @@ void usage(FILE *f)
 "  --busy-poll             poll the CQ instead of waiting for CQ events\n"
 "  --inject-fault N        test the tester: the target flips one byte of\n"
 "                          case N after it arrived (that case must fail)\n"
+"  --recv-late MS          this side, as target, posts the receive of a\n"
+"                          SEND/WRITE_IMM MS ms after the initiator may\n"
+"                          start (RNR NAKs, IBA 9.7.5.2.8; 1..10000)\n"
 "  -v, --verbose           log each step\n"
 "  -h, --help              this text\n"
 "\n"
@@ -326,7 +331,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_SERVER = 256, O_CLIENT, O_BIND, O_CONNECT, O_PORT, O_DEV,
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
-		O_FAULT, O_MODE, O_PATHS, O_ACKTO, O_SL, O_PRIO,
+		O_FAULT, O_RLATE, O_MODE, O_PATHS, O_ACKTO, O_SL, O_PRIO,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -350,6 +355,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "connect-timeout", required_argument, nullptr, O_CTIMEOUT },
 		{ "busy-poll", no_argument, nullptr, O_BUSY },
 		{ "inject-fault", required_argument, nullptr, O_FAULT },
+		{ "recv-late", required_argument, nullptr, O_RLATE },
 		{ "mode", required_argument, nullptr, O_MODE },
 		{ "paths", required_argument, nullptr, O_PATHS },
 		{ "ack-timeout", required_argument, nullptr, O_ACKTO },
@@ -441,6 +447,11 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.inject_fault) ||
 			    !o.inject_fault)
 				return bad("--inject-fault", optarg);
+			break;
+		case O_RLATE:
+			if (!parse_num(std::string_view(optarg), o.recv_late_ms) ||
+			    !o.recv_late_ms || o.recv_late_ms > 10000)
+				return bad("--recv-late", optarg);
 			break;
 		case O_MODE:
 			if (std::strcmp(optarg, "standard") &&
@@ -1520,7 +1531,31 @@ struct Side {
 	uint64_t buf_limit;	// largest size the buffers hold
 };
 
-// Target: write the canary; post the receive the op consumes.
+// Target: post the receive the op consumes (if it consumes one).
+bool post_case_recv(Side &s, const CaseSpec &c, std::string &err)
+{
+	if (!op_info(c.op).needs_recv)
+		return true;
+	std::vector<ibv_sge> sg;
+	if (c.op != Op::WriteImm)
+		sg = make_sges(*s.l.dst, s.l.dst_mr.get(), c.doff,
+			       c.size + kRecvExtra, s.l.max_sge);
+	ibv_recv_wr wr = {}, *bad = nullptr;
+	wr.wr_id = wrid(c.id, WR_RECV, 0);
+	wr.sg_list = sg.data();
+	wr.num_sge = (int)sg.size();
+	int e = s.l.srq ? ibv_post_srq_recv(s.l.srq.get(), &wr, &bad)
+			: ibv_post_recv(s.l.qp.get(), &wr, &bad);
+	if (e) {
+		err = std::string(s.l.srq ? "ibv_post_srq_recv: " : "ibv_post_recv: ") +
+		      std::strerror(e);
+		return false;
+	}
+	return true;
+}
+
+// Target: write the canary; post the receive the op consumes, unless
+// --recv-late defers it (the caller posts it after READY).
 bool prepare(Side &s, const CaseSpec &c, std::string &err)
 {
 	if (c.doff < kGuard || c.soff < kGuard ||
@@ -1533,24 +1568,8 @@ bool prepare(Side &s, const CaseSpec &c, std::string &err)
 	if (c.i_am_target(s.server)) {
 		mv::prepare_destination(s.l.dst->data(), c.doff, c.size, kGuard,
 					c.seed);
-		if (op_info(c.op).needs_recv) {
-			std::vector<ibv_sge> sg;
-			if (c.op != Op::WriteImm)
-				sg = make_sges(*s.l.dst, s.l.dst_mr.get(), c.doff,
-					       c.size + kRecvExtra, s.l.max_sge);
-			ibv_recv_wr wr = {}, *bad = nullptr;
-			wr.wr_id = wrid(c.id, WR_RECV, 0);
-			wr.sg_list = sg.data();
-			wr.num_sge = (int)sg.size();
-			int e = s.l.srq ? ibv_post_srq_recv(s.l.srq.get(), &wr, &bad)
-					: ibv_post_recv(s.l.qp.get(), &wr, &bad);
-			if (e) {
-				err = std::string(s.l.srq ? "ibv_post_srq_recv: "
-						  : "ibv_post_recv: ") +
-				      std::strerror(e);
-				return false;
-			}
-		}
+		if (!s.o.recv_late_ms && !post_case_recv(s, c, err))
+			return false;
 	}
 	// The source side fills its buffer (for READ that is the responder).
 	if (!c.i_am_target(s.server))
@@ -1869,6 +1888,13 @@ int run_server(const Options &o)
 		}
 		if (!conn->send_line("READY st=" + encode_status(st)))
 			return 1;
+		// --recv-late: the client initiates now, before the receive
+		if (o.recv_late_ms && c.i_am_target(true) && st == "ok") {
+			std::this_thread::sleep_for(
+				std::chrono::milliseconds(o.recv_late_ms));
+			if (!post_case_recv(side, c, err))
+				st = err;
+		}
 		auto done = conn->expect("DONE", msg_to);
 		if (!done)
 			return 1;
@@ -2031,6 +2057,13 @@ int run_client(const Options &o)
 					};
 					if (!conn->send_line(case_line(c)))
 						return lost();
+					// --recv-late: the server initiates before READY
+					if (o.recv_late_ms && c.i_am_target(false)) {
+						std::this_thread::sleep_for(std::chrono::milliseconds(
+							o.recv_late_ms));
+						if (!post_case_recv(side, c, err))
+							st = err;
+					}
 					auto ready = conn->expect("READY", msg_to);
 					if (!ready)
 						return lost();
