@@ -24,7 +24,7 @@
 #     -> $MRXE_DEPS/rdma-core-56/dev: libibverbs-dev, librdmacm-dev and the
 #        libraries, to build the provider against 56 (make provider-56);
 #     -> $MRXE_DEPS/trixie-root: a trixie userland (libc6 2.41, bash,
-#        iproute2, kmod, python3.13, python3-pyverbs, perftest,
+#        iproute2, kmod, python3.13, python3-pyverbs, perftest, scapy,
 #        rdmacm-utils, ibverbs-utils...) with its whole dependency closure:
 #        trixie's binaries need glibc 2.38+, so the lab VM runs them in a
 #        chroot of it (LABVM_USERLAND=trixie), never on the host.
@@ -180,9 +180,12 @@ fi
 USER_PKGS=(bash coreutils dash libc-bin grep sed gawk findutils diffutils gzip xz-utils
 	tar procps psmisc util-linux kmod iproute2 iputils-ping ethtool
 	python3 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
-	python3-pyverbs libibverbs1 librdmacm1t64 libstdc++6 libgcc-s1)
+	python3-pyverbs libibverbs1 librdmacm1t64 libstdc++6 libgcc-s1
+	python3-scapy)
 TROOT=$MRXE_DEPS/trixie-root
-if [ ! -e "$TROOT/.done" ]; then
+# The stamp holds the package list: a root made from an older list is remade.
+want_pkgs=$(printf '%s\n' "${USER_PKGS[@]}")
+if [ ! -e "$TROOT/.done" ] || [ "$(cat "$TROOT/.done")" != "$want_pkgs" ]; then
 	say "fetching a trixie userland (rdma-core 56, python3.13, glibc 2.41) into $TROOT"
 	rm -rf "$TROOT"
 	# Resolve with an empty status: the full closure, trixie versions only.
@@ -217,7 +220,7 @@ if [ ! -e "$TROOT/.done" ]; then
 	cp /etc/nsswitch.conf "$TROOT/etc/" 2>/dev/null || true
 	"$TROOT/lib64/ld-linux-x86-64.so.2" --version >/dev/null 2>&1 ||
 		say "note: trixie's ld.so cannot run on this host's kernel? (only the VM uses it)"
-	touch "$TROOT/.done"
+	printf '%s\n' "$want_pkgs" > "$TROOT/.done"
 fi
 # What dpkg's maintainer scripts would have made (update-alternatives).
 for alt in awk:gawk which:which.debianutils pager:less; do
