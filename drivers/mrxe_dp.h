@@ -219,6 +219,7 @@ void mrxe_comp_post_send(struct mrxe_qp *qp, struct mrxe_swqe *w);
 bool mrxe_resp_run(struct mrxe_qp *qp, int *budget);
 void mrxe_resp_flush(struct mrxe_qp *qp);
 void mrxe_resp_reset(struct mrxe_qp *qp);
+void mrxe_resp_release_mr(struct mrxe_qp *qp, struct mrxe_mr *mr);
 int mrxe_resp_send_meta_ack(struct mrxe_qp *qp, u8 syndrome, u32 psn);
 
 #endif /* MRXE_DP_H */

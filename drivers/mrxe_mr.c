@@ -17,6 +17,7 @@
 #include <linux/vmalloc.h>
 
 #include "mrxe.h"
+#include "mrxe_dp.h"
 #include "mrxe_verbs.h"
 
 /* Serialises atomic operations against each other (IBA 9.4.5 atomicity). */
@@ -268,6 +269,34 @@ int mrxe_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return n;
 }
 
+/*
+ * A responder keeps the MR of an unfinished WRITE or READ between packets.
+ * When a process dies, uverbs may deregister that MR before it destroys
+ * the QP (it destroys objects in creation order), and a peer that stopped
+ * mid-message never finishes it: take the MR back from the PD's QPs.  The
+ * key is already gone, so no QP can pick the MR up again after its turn.
+ * A QP found in qp_xa under rcu_read_lock() is not freed before its
+ * reference is taken.
+ */
+static void mrxe_mr_reclaim(struct mrxe_dev *dev, struct mrxe_mr *mr)
+{
+	unsigned long idx;
+	struct mrxe_qp *qp;
+
+	rcu_read_lock();
+	xa_for_each(&dev->qp_xa, idx, qp) {
+		if (qp->pd != mr->pd || (READ_ONCE(qp->resp.wr_mr) != mr &&
+					 READ_ONCE(qp->resp.rd_mr) != mr) ||
+		    !refcount_inc_not_zero(&qp->ref))
+			continue;
+		rcu_read_unlock();
+		mrxe_resp_release_mr(qp, mr);
+		mrxe_qp_put(qp);
+		rcu_read_lock();
+	}
+	rcu_read_unlock();
+}
+
 int mrxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct mrxe_dev *dev = to_mdev(ibmr->device);
@@ -284,7 +313,16 @@ int mrxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return -EBUSY;
 
 	mrxe_key_free(dev, mr->ibmr.lkey);
-	mrxe_wait_released(dev, &mr->ref, &mr->released, true, "MR");
+	/*
+	 * Drop the base reference, then wait for the packet path.  A
+	 * responder that looked the key up just before it went may keep the
+	 * MR a moment later: look again every 100 ms.
+	 */
+	if (!refcount_dec_and_test(&mr->ref)) {
+		do {
+			mrxe_mr_reclaim(dev, mr);
+		} while (!wait_for_completion_timeout(&mr->released, HZ / 10));
+	}
 	atomic_dec(&mr->pd->num_mr);
 	mrxe_mr_release_mem(mr);
 	atomic_dec(&dev->num_mr);

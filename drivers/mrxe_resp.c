@@ -62,6 +62,28 @@ static void resp_put_mrs(struct mrxe_qp *qp)
 	qp->resp.rd_active = false;
 }
 
+/*
+ * The MR is being deregistered (its key is already gone): give back the
+ * reference this QP keeps between the packets of a WRITE or READ, so the
+ * deregistration does not wait for a message that may never be finished.
+ * The rest of that message then finds no MR: a remote access error NAK
+ * (resp_write(), resp_read_step()), as for any R_Key no longer valid.
+ * Process context (takes pipe.mutex).
+ */
+void mrxe_resp_release_mr(struct mrxe_qp *qp, struct mrxe_mr *mr)
+{
+	mutex_lock(&qp->pipe.mutex);
+	if (qp->resp.wr_mr == mr) {
+		mrxe_mr_put(mr);
+		qp->resp.wr_mr = NULL;
+	}
+	if (qp->resp.rd_mr == mr) {
+		mrxe_mr_put(mr);
+		qp->resp.rd_mr = NULL;
+	}
+	mutex_unlock(&qp->pipe.mutex);
+}
+
 void mrxe_resp_reset(struct mrxe_qp *qp)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
@@ -966,9 +988,11 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 					&aeth);
 		}
 		if (paylen) {
-			err = mrxe_mr_copy(resp->rd_mr, resp->rd_va,
+			/* no MR: deregistered mid-READ (mrxe_resp_release_mr) */
+			err = resp->rd_mr ?
+			      mrxe_mr_copy(resp->rd_mr, resp->rd_va,
 					   skb->data + hlen, paylen,
-					   MRXE_COPY_FROM_MR);
+					   MRXE_COPY_FROM_MR) : -EINVAL;
 			if (err) {
 				kfree_skb(skb);
 				resp_error(qp, MRXE_NAK_REM_ACCESS,

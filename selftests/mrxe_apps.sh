@@ -5,7 +5,8 @@
 # network namespaces: the librdmacm examples rdma_server/rdma_client,
 # rsockets (rstream and riostream with data verification, rcopy with the
 # copied file compared byte for byte), cmtime (many connections set up and
-# torn down at once), and ibv_xsrq_pingpong (XRC, which mrxe does not
+# torn down at once), qperf over rdma_cm (its server's children crash
+# holding QPs and MRs: none may hang), and ibv_xsrq_pingpong (XRC, which mrxe does not
 # offer: a clear error, no hang).
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
@@ -133,6 +134,43 @@ test_cmtime() {
 		fail "cmtime printed no connect timing"
 }
 
+# qperf over rdma_cm (-cm1: without it qperf sets no GRH, which ib_core
+# refuses for RoCE at RTR with EINVAL, on any RoCE device): RC SEND, READ,
+# WRITE bandwidth and latency, both atomics; each must report a non-zero
+# result.  qperf 0.4.11's server runs each test in a forked child that
+# crashes in its rdma_cm cleanup (ibv_destroy_qp(NULL)), so every test also
+# kills a process that holds QPs and MRs: when rc_rdma_write_bw's child
+# died while the client still wrote, its exit hung in D state (dereg_mr
+# waited for a QP keeping the unfinished WRITE's MR, and uverbs destroys
+# that MR first: mrxe_mr_reclaim()).  No qperf may be left in D state.
+test_qperf_cm() {
+	local out rc=0 ok st
+	need qperf qperf
+	setup
+	xfer_prefix
+	"${PFX_A[@]}" qperf -lp $PORT > "$XFER_TMP/forever.out" 2>&1 &
+	FOREVER_PID=$!
+	for ((ok = 0; ok < 100; ok++)); do
+		tcp_listening $PORT && break
+		sleep 0.1
+	done
+	out=$(run_b timeout $TO qperf -lp $PORT -cm1 -t 2 "$SRV_IP" \
+		rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat \
+		rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr 2>&1) || rc=$?
+	echo "$out"
+	sleep 1
+	st=$(ps -o pid=,stat=,comm= -C qperf | awk '$2 ~ /^D/ { print $1, $2, $3 }')
+	[ -z "$st" ] || cat /proc/"${st%% *}"/stack 2>/dev/null || true
+	forever_stop
+	[ -z "$st" ] || fail "qperf stuck in D state: $st"
+	[ $rc = 0 ] || fail "qperf client exit $rc"
+	# one non-zero "bw", "latency" or "msg_rate" per test
+	ok=$(echo "$out" | awk '/^[a-z_]+:$/ { t = $1 }
+		t != "" && $1 ~ /^(bw|latency|msg_rate)$/ && $3 + 0 > 0 { n++; t = "" }
+		END { print n + 0 }')
+	[ "$ok" = 8 ] || fail "$ok of 8 qperf tests reported a non-zero result"
+}
+
 # XRC is not offered (no IBV_DEVICE_XRC): the program must fail at once
 # with a clear message, not hang or crash.
 test_xsrq_refused() {
@@ -149,4 +187,4 @@ test_xsrq_refused() {
 
 mrxe_run_tests test_rdma_server_client test_rstream_verify \
 	test_rstream_small_nonblocking test_riostream_verify test_rcopy \
-	test_cmtime test_xsrq_refused
+	test_cmtime test_qperf_cm test_xsrq_refused

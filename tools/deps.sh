@@ -26,7 +26,7 @@ PKGS=(
 	# tests and tools used inside the VM
 	iproute2 iputils-ping ethtool procps psmisc util-linux python3
 	python3-matplotlib iperf3	# make bench: plots (bench/report.py), the TCP reference (bench/netns.sh)
-	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs
+	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs qperf
 	python3-scapy	# tools/mrxe-inject (mrxe_wire_inject.sh)
 	libns3-dev	# make sim: ns-3 3.37 leaf-spine simulation (sim/, Documentation/simulation.rst)
 	xz-utils zstd
