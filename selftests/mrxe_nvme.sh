@@ -19,6 +19,7 @@
 
 MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-300}
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mrxe_xfer_lib.sh"
 
 NDEV=mrxenv0
 DEV=mrxenvme0
@@ -118,12 +119,6 @@ nvme_setup() {
 	echo "namespace: $BLK over $(cat /sys/class/nvme/"$CTRL"/transport) $(cat /sys/class/nvme/"$CTRL"/address)"
 }
 
-# The RC QPs of the device and their transport mode.
-qp_modes() {
-	"$MRXE_REPO/build/mrxectl" -j qp show "$DEV" |
-		jq_py 'print(" ".join(sorted(q.get("mode","?") for q in d if q.get("type")=="RC")))'
-}
-
 # nvme_verify: write $MIB MiB of random data at offset 1 MiB with O_DIRECT,
 # read it back, and compare both the read and the backing file.
 nvme_verify() {
@@ -145,21 +140,16 @@ nvme_verify() {
 	echo "$MIB MiB + 256 x 4 KiB written, read back and found on the target: identical"
 }
 
-stat_of() {
-	rdma statistic show link "$DEV/1" | tr ' ' '\n' |
-		awk -v n="$1" 'p == n { print; f = 1; exit } { p = $0 } END { if (!f) print 0 }'
-}
-
 test_nvme_auto() {
 	local modes
 	nvme_require
 	nvme_setup auto
 	nvme_verify
-	modes=$(qp_modes)
+	modes=$(rc_qp_modes "$DEV")
 	echo "RC QP modes: $modes"
 	echo "$modes" | grep -qw metaroce || fail "no RC QP upgraded to MetaRoCE"
 	echo "$modes" | grep -qw standard && fail "an RC QP stayed standard"
-	echo "mode_upgrades $(stat_of mode_upgrades), meta_placed_on_arrival $(stat_of meta_placed_on_arrival)"
+	echo "mode_upgrades $(stat_value "$DEV" mode_upgrades), meta_placed_on_arrival $(stat_value "$DEV" meta_placed_on_arrival)"
 }
 
 test_nvme_standard() {
@@ -167,7 +157,7 @@ test_nvme_standard() {
 	nvme_require
 	nvme_setup standard
 	nvme_verify
-	modes=$(qp_modes)
+	modes=$(rc_qp_modes "$DEV")
 	echo "RC QP modes: $modes"
 	echo "$modes" | grep -qw metaroce && fail "an RC QP is MetaRoCE in standard mode"
 	[ -n "$modes" ] || fail "no RC QP listed"
@@ -184,7 +174,7 @@ test_nvme_loss() {
 	nvme_verify
 	drops=$(tc -s qdisc show dev lo | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1)
 	tc qdisc del dev lo root
-	retr=$(stat_of retrans_pkts)	# MetaRoCE's are counted in it too
+	retr=$(stat_value "$DEV" retrans_pkts)	# MetaRoCE's are counted in it too
 	echo "netem dropped $drops, mrxe retransmitted $retr"
 	"$MRXE_REPO/build/mrxectl" stats "$DEV" -s
 	[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing"
@@ -193,7 +183,7 @@ test_nvme_loss() {
 	# response is asked for again with its run.  Measured 2.2-4.4 x;
 	# 16-33 x before RACK learnt the jitter's lateness.
 	[ "$retr" -le $((8 * drops)) ] ||
-		fail "retransmitted $retr > 8 x the $drops netem drops (spurious: $(stat_of meta_spurious_retrans))"
+		fail "retransmitted $retr > 8 x the $drops netem drops (spurious: $(stat_value "$DEV" meta_spurious_retrans))"
 }
 
 mrxe_run_tests test_nvme_auto test_nvme_standard test_nvme_loss

@@ -313,6 +313,13 @@ netem_clear() {
 	return 0
 }
 
+# rc_qp_modes DEV: the transport mode of each of DEV's RC QPs, sorted, on
+# one line (mrxectl -j qp show).
+rc_qp_modes() {
+	"$MRXE_REPO/build/mrxectl" -j qp show "$1" |
+		jq_py 'print(" ".join(sorted(q.get("mode","?") for q in d if q.get("type")=="RC")))'
+}
+
 # hw_stats DEV: the device's counters (rdma statistic), for diagnostics.
 hw_stats() {
 	rdma statistic show link "$1/1" 2>/dev/null
