@@ -105,10 +105,24 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 	}
 	len -= MRXE_UDP_HDR_LEN;
 
+	/*
+	 * A17.3.3: the ICRC first, so that no field of a corrupted packet is
+	 * believed (a flipped TVer would otherwise count as a mode mismatch,
+	 * a flipped opcode as a malformed packet).
+	 */
+	if (unlikely(len < MRXE_BTH_LEN + MRXE_ICRC_LEN)) {
+		mrxe_counter_inc(dev, MRXE_CNT_RX_DROP_LENGTH);
+		goto drop;
+	}
+	icrc = mrxe_icrc(l3, ipv6, udp, skb->data, len - MRXE_ICRC_LEN);
+	if (unlikely(icrc != mrxe_icrc_get(skb->data + len - MRXE_ICRC_LEN))) {
+		mrxe_counter_inc(dev, MRXE_CNT_ICRC_ERR);
+		goto drop;
+	}
+
 	BUILD_BUG_ON(sizeof(struct mrxe_rx_cb) > sizeof(skb->cb));
 	memset(rm, 0, sizeof(*rm));
-	if (len >= MRXE_BTH_LEN + MRXE_ICRC_LEN &&
-	    mrxe_bth_tver(skb->data) == MRXE_META_TVER) {
+	if (mrxe_bth_tver(skb->data) == MRXE_META_TVER) {
 		/* MetaRoCE (wire-format.rst): TVer 1, MRH after the BTH */
 		err = mrxe_meta_pkt_parse(skb->data, len, pi, &mrh);
 		if (unlikely(err)) {
@@ -141,11 +155,6 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 			return;
 		}
 		mrxe_rx_count_parse_err(dev, err);
-		goto drop;
-	}
-	icrc = mrxe_icrc(l3, ipv6, udp, skb->data, len - MRXE_ICRC_LEN);
-	if (unlikely(icrc != mrxe_icrc_get(skb->data + len - MRXE_ICRC_LEN))) {
-		mrxe_counter_inc(dev, MRXE_CNT_ICRC_ERR);
 		goto drop;
 	}
 	/* IBA 9.6.1.1: P_Key must match the default partition (full or limited) */

@@ -307,6 +307,42 @@ test_meta_duplicate() {
 	expect_gt "duplicates seen" "$(pair_stat duplicate_request)" 0
 }
 
+# Bursts of loss (netem's Gilbert-Elliott model: a bad state entered with
+# 0.2% per packet, left with 20%, everything lost in it: bursts of about 5
+# packets, ~1% loss), both directions.  Selective repeat resends the burst,
+# not the window behind it: retransmissions stay within 3x the drops
+# (go-back-N resent 17x here: 8660 for 495).
+test_meta_burst_loss() {
+	local drops retx
+	meta_setup 1500
+	netem_set loss gemodel 0.2% 20% 100% 0%
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 1,mtu+1,1M,8M
+	meta_stats
+	drops=$(netem_dropped)
+	retx=$(pair_stat meta_retrans_pkts)
+	expect_gt "netem drops (bursts)" "$drops" 0 || return 1
+	expect_gt "MetaRoCE retransmissions" "$retx" 0 || return 1
+	[ $((retx * 100)) -le $((drops * 300)) ] ||
+		fail "$retx retransmitted > 3 x $drops dropped"
+}
+
+# Corruption after the link's FCS (netem flips one bit in 1% of the
+# frames): the ICRC catches it (A17.3.3) before any field is believed, the
+# packet is dropped and counted as such and recovered by retransmission.
+# A flipped TVer bit once counted as a mode mismatch: none may be counted.
+test_meta_corrupt() {
+	meta_setup 1500
+	netem_set corrupt 1%
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes 1,mtu+1,1M,8M
+	meta_stats
+	expect_gt "ICRC errors" "$(pair_stat icrc_errors)" 0 || return 1
+	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0 || return 1
+	[ "$(pair_stat mode_mismatch)" = 0 ] ||
+		fail "corrupted packets counted as mode mismatches: $(pair_stat mode_mismatch)"
+}
+
 test_meta_all_faults() {
 	meta_setup 1500
 	netem_set delay 1ms 500us loss 1% duplicate 1%
@@ -401,6 +437,8 @@ mrxe_run_tests \
 	test_meta_srq \
 	test_meta_window \
 	test_meta_duplicate \
+	test_meta_burst_loss \
+	test_meta_corrupt \
 	test_meta_all_faults \
 	test_auto_upgrade \
 	test_auto_loss_1pct \

@@ -167,4 +167,44 @@ test_nfs_loss() {
 	[ "$retr" -gt 0 ] || fail "nothing retransmitted"
 }
 
-mrxe_run_tests test_nfs_auto test_nfs_standard test_nfs_loss
+# The device goes away under a mounted, busy NFS client and server
+# (`rdma link delete`, as an admin or a netdev unregister would): ib_core
+# removes it from svcrdma and xprtrdma (DEVICE_REMOVAL on their rdma_cm
+# IDs), which must let go of it: the delete must return.  A hard mount
+# then waits for its server, so the device comes back (`rdma link add`)
+# and the writer must finish over it, its file identical on the server.
+test_nfs_link_bounce() {
+	local wp i rc=0 t0
+	nfs_require
+	nfs_setup auto
+	head -c $((MIB * 4 << 20)) /dev/urandom > "$EXP.src"
+	dd if="$EXP.src" of="$MNT/busy" bs=1M oflag=direct status=none &
+	wp=$!
+	for ((i = 0; i < 100; i++)); do
+		[ "$(stat_value "$DEV" rcvd_pkts)" -gt 2000 ] && break
+		sleep 0.1
+	done
+	expect_gt "packets received before the delete" "$(stat_value "$DEV" rcvd_pkts)" 2000 || return 1
+	t0=$SECONDS
+	timeout 60 rdma link delete "$DEV" || rc=$?
+	echo "rdma link delete: exit $rc after $((SECONDS - t0)) s"
+	[ $rc = 0 ] || fail "rdma link delete under a busy NFS mount failed or hung (exit $rc)"
+	rdma link show | grep -q "$DEV" && fail "$DEV still listed"
+	kill -0 $wp 2>/dev/null || echo "NOTE: the writer ended before the device came back"
+	sleep 2
+	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add (again)"
+	for ((i = 0; i < 1200; i++)); do
+		kill -0 $wp 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $wp 2>/dev/null; then
+		kill -9 $wp
+		fail "the writer did not finish within 120 s of the device's return"
+	fi
+	wait $wp || fail "the writer failed (exit $?)"
+	echo "writer done $((SECONDS - t0)) s after the delete; $(stat_value "$DEV" rcvd_pkts) packets over the new device"
+	cmp "$EXP.src" "$EXP/busy" || fail "the server's file differs"
+	echo "$((MIB * 4)) MiB identical on the server"
+}
+
+mrxe_run_tests test_nfs_auto test_nfs_standard test_nfs_loss test_nfs_link_bounce

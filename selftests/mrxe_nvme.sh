@@ -186,4 +186,38 @@ test_nvme_loss() {
 		fail "retransmitted $retr > 8 x the $drops netem drops (spurious: $(stat_value "$DEV" meta_spurious_retrans))"
 }
 
-mrxe_run_tests test_nvme_auto test_nvme_standard test_nvme_loss
+# The device goes away under busy NVMe/RDMA I/O (`rdma link delete`):
+# ib_core removes it from nvme-rdma and nvmet-rdma (DEVICE_REMOVAL on
+# their rdma_cm IDs), which must let go of it.  The delete must return,
+# the writer must end, the host's controller must go (deleted or
+# reconnecting: there is no device to reconnect over) and no QP may stay.
+test_nvme_link_delete() {
+	local wp i rc=0 t0
+	nvme_require
+	nvme_setup auto
+	dd if=/dev/urandom of="$BLK" bs=1M count=$((MIB * 2 - 1)) seek=1 oflag=direct status=none &
+	wp=$!
+	for ((i = 0; i < 100; i++)); do
+		[ "$(stat_value "$DEV" rcvd_pkts)" -gt 2000 ] && break
+		sleep 0.1
+	done
+	expect_gt "packets received before the delete" "$(stat_value "$DEV" rcvd_pkts)" 2000 || return 1
+	t0=$SECONDS
+	timeout 60 rdma link delete "$DEV" || rc=$?
+	echo "rdma link delete: exit $rc after $((SECONDS - t0)) s"
+	[ $rc = 0 ] || fail "rdma link delete under busy NVMe/RDMA failed or hung (exit $rc)"
+	rdma link show | grep -q "$DEV" && fail "$DEV still listed"
+	# the host gives up on the controller (no device): delete it now
+	[ -e "/sys/class/nvme/$CTRL/delete_controller" ] &&
+		timeout 60 sh -c "echo 1 > /sys/class/nvme/$CTRL/delete_controller"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 $wp 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 $wp 2>/dev/null && { kill -9 $wp; fail "the writer did not end after the device went"; }
+	wait $wp || echo "writer ended with exit $? (expected: its controller went)"
+	CTRL=
+	echo "device gone, controller deleted in $((SECONDS - t0)) s"
+}
+
+mrxe_run_tests test_nvme_auto test_nvme_standard test_nvme_loss test_nvme_link_delete
