@@ -41,13 +41,7 @@ nfs_require() {
 	[ -e /proc/fs/nfsd/threads ] || mount -t nfsd nfsd /proc/fs/nfsd ||
 		skip "cannot mount the nfsd filesystem"
 	[ "$(cat /proc/fs/nfsd/threads)" = 0 ] || skip "an NFS server already runs here"
-	# stock rdma_rxe holds UDP 4791 in init_net (as for mrxe_nvme.sh)
-	if [ -d /sys/module/rdma_rxe ]; then
-		mrxe_del_all_links
-		modprobe -r rdma_rxe ||
-			skip "rdma_rxe is loaded and busy (it holds UDP 4791 in init_net)"
-	fi
-	mrxe_load || fail "cannot load $MRXE_KO"
+	ulp_init_net_load
 }
 
 nfs_cleanup() {
@@ -127,27 +121,17 @@ nfs_verify() {
 }
 
 test_nfs_auto() {
-	local modes
 	nfs_require
 	nfs_setup auto
 	nfs_verify
-	modes=$(rc_qp_modes "$DEV")
-	echo "RC QP modes: $modes"
-	echo "$modes" | grep -qw metaroce || fail "no RC QP upgraded to MetaRoCE"
-	echo "$modes" | grep -qw standard && fail "an RC QP stayed standard"
-	echo "mode_upgrades $(stat_value "$DEV" mode_upgrades)"
+	expect_rc_modes "$DEV" auto
 }
 
 test_nfs_standard() {
-	local modes
 	nfs_require
 	nfs_setup standard
 	nfs_verify
-	modes=$(rc_qp_modes "$DEV")
-	echo "RC QP modes: $modes"
-	[ -n "$modes" ] || fail "no RC QP listed"
-	echo "$modes" | grep -qw metaroce && fail "an RC QP is MetaRoCE in standard mode"
-	return 0
+	expect_rc_modes "$DEV" standard
 }
 
 # netem on lo: loss and reordering both ways.  The fault must have
@@ -174,35 +158,19 @@ test_nfs_loss() {
 # then waits for its server, so the device comes back (`rdma link add`)
 # and the writer must finish over it, its file identical on the server.
 test_nfs_link_bounce() {
-	local wp i rc=0 t0
+	local wp
 	nfs_require
 	nfs_setup auto
 	head -c $((MIB * 4 << 20)) /dev/urandom > "$EXP.src"
 	dd if="$EXP.src" of="$MNT/busy" bs=1M oflag=direct status=none &
 	wp=$!
-	for ((i = 0; i < 100; i++)); do
-		[ "$(stat_value "$DEV" rcvd_pkts)" -gt 2000 ] && break
-		sleep 0.1
-	done
-	expect_gt "packets received before the delete" "$(stat_value "$DEV" rcvd_pkts)" 2000 || return 1
-	t0=$SECONDS
-	timeout 60 rdma link delete "$DEV" || rc=$?
-	echo "rdma link delete: exit $rc after $((SECONDS - t0)) s"
-	[ $rc = 0 ] || fail "rdma link delete under a busy NFS mount failed or hung (exit $rc)"
-	rdma link show | grep -q "$DEV" && fail "$DEV still listed"
+	link_delete_busy "$DEV" "NFS/RDMA" || return 1
 	kill -0 $wp 2>/dev/null || echo "NOTE: the writer ended before the device came back"
 	sleep 2
 	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add (again)"
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 $wp 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 $wp 2>/dev/null; then
-		kill -9 $wp
-		fail "the writer did not finish within 120 s of the device's return"
-	fi
+	wait_gone $wp 120 || { kill -9 $wp; fail "the writer did not finish within 120 s of the device's return"; }
 	wait $wp || fail "the writer failed (exit $?)"
-	echo "writer done $((SECONDS - t0)) s after the delete; $(stat_value "$DEV" rcvd_pkts) packets over the new device"
+	echo "writer done $((SECONDS - LINK_DELETED_AT)) s after the delete; $(stat_value "$DEV" rcvd_pkts) packets over the new device"
 	cmp "$EXP.src" "$EXP/busy" || fail "the server's file differs"
 	echo "$((MIB * 4)) MiB identical on the server"
 }

@@ -40,14 +40,7 @@ nvme_require() {
 	[ -d "$CFG" ] || mount -t configfs none /sys/kernel/config 2>/dev/null || true
 	[ -d "$CFG" ] || skip "nvmet configfs not available"
 	[ -c /dev/nvme-fabrics ] || skip "/dev/nvme-fabrics missing"
-	# stock rdma_rxe (loaded by the interop tests) holds UDP 4791 in
-	# init_net from module load on, where the ULPs need our device
-	if [ -d /sys/module/rdma_rxe ]; then
-		mrxe_del_all_links
-		modprobe -r rdma_rxe ||
-			skip "rdma_rxe is loaded and busy (it holds UDP 4791 in init_net)"
-	fi
-	mrxe_load || fail "cannot load $MRXE_KO"
+	ulp_init_net_load
 }
 
 nvme_cleanup() {
@@ -141,26 +134,17 @@ nvme_verify() {
 }
 
 test_nvme_auto() {
-	local modes
 	nvme_require
 	nvme_setup auto
 	nvme_verify
-	modes=$(rc_qp_modes "$DEV")
-	echo "RC QP modes: $modes"
-	echo "$modes" | grep -qw metaroce || fail "no RC QP upgraded to MetaRoCE"
-	echo "$modes" | grep -qw standard && fail "an RC QP stayed standard"
-	echo "mode_upgrades $(stat_value "$DEV" mode_upgrades), meta_placed_on_arrival $(stat_value "$DEV" meta_placed_on_arrival)"
+	expect_rc_modes "$DEV" auto
 }
 
 test_nvme_standard() {
-	local modes
 	nvme_require
 	nvme_setup standard
 	nvme_verify
-	modes=$(rc_qp_modes "$DEV")
-	echo "RC QP modes: $modes"
-	echo "$modes" | grep -qw metaroce && fail "an RC QP is MetaRoCE in standard mode"
-	[ -n "$modes" ] || fail "no RC QP listed"
+	expect_rc_modes "$DEV" standard
 }
 
 # netem on lo: loss and reordering both ways (loopback).  The fault must
@@ -192,32 +176,19 @@ test_nvme_loss() {
 # the writer must end, the host's controller must go (deleted or
 # reconnecting: there is no device to reconnect over) and no QP may stay.
 test_nvme_link_delete() {
-	local wp i rc=0 t0
+	local wp
 	nvme_require
 	nvme_setup auto
 	dd if=/dev/urandom of="$BLK" bs=1M count=$((MIB * 2 - 1)) seek=1 oflag=direct status=none &
 	wp=$!
-	for ((i = 0; i < 100; i++)); do
-		[ "$(stat_value "$DEV" rcvd_pkts)" -gt 2000 ] && break
-		sleep 0.1
-	done
-	expect_gt "packets received before the delete" "$(stat_value "$DEV" rcvd_pkts)" 2000 || return 1
-	t0=$SECONDS
-	timeout 60 rdma link delete "$DEV" || rc=$?
-	echo "rdma link delete: exit $rc after $((SECONDS - t0)) s"
-	[ $rc = 0 ] || fail "rdma link delete under busy NVMe/RDMA failed or hung (exit $rc)"
-	rdma link show | grep -q "$DEV" && fail "$DEV still listed"
+	link_delete_busy "$DEV" "NVMe/RDMA" || return 1
 	# the host gives up on the controller (no device): delete it now
 	[ -e "/sys/class/nvme/$CTRL/delete_controller" ] &&
 		timeout 60 sh -c "echo 1 > /sys/class/nvme/$CTRL/delete_controller"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 $wp 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 $wp 2>/dev/null && { kill -9 $wp; fail "the writer did not end after the device went"; }
+	wait_gone $wp 30 || { kill -9 $wp; fail "the writer did not end after the device went"; }
 	wait $wp || echo "writer ended with exit $? (expected: its controller went)"
 	CTRL=
-	echo "device gone, controller deleted in $((SECONDS - t0)) s"
+	echo "device gone, controller deleted in $((SECONDS - LINK_DELETED_AT)) s"
 }
 
 mrxe_run_tests test_nvme_auto test_nvme_standard test_nvme_loss test_nvme_link_delete

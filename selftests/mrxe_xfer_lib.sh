@@ -320,6 +320,60 @@ rc_qp_modes() {
 		jq_py 'print(" ".join(sorted(q.get("mode","?") for q in d if q.get("type")=="RC")))'
 }
 
+# ulp_init_net_load: kernel ULPs create their rdma_cm IDs in init_net,
+# where stock rdma_rxe (loaded by the interop tests) holds UDP 4791 from
+# module load on: unload it (skip if busy), then load mrxe.
+ulp_init_net_load() {
+	if [ -d /sys/module/rdma_rxe ]; then
+		mrxe_del_all_links
+		modprobe -r rdma_rxe ||
+			skip "rdma_rxe is loaded and busy (it holds UDP 4791 in init_net)"
+	fi
+	mrxe_load || fail "cannot load $MRXE_KO"
+}
+
+# expect_rc_modes DEV auto|standard: DEV's RC QPs all upgraded to MetaRoCE
+# (auto) or all stayed standard, and there is at least one.
+expect_rc_modes() {
+	local modes
+	modes=$(rc_qp_modes "$1")
+	echo "RC QP modes: $modes"
+	[ -n "$modes" ] || fail "no RC QP listed"
+	if [ "$2" = auto ]; then
+		! echo "$modes" | grep -qw standard || fail "an RC QP stayed standard"
+		echo "mode_upgrades $(stat_value "$1" mode_upgrades), meta_placed_on_arrival $(stat_value "$1" meta_placed_on_arrival)"
+	else
+		! echo "$modes" | grep -qw metaroce || fail "an RC QP is MetaRoCE in standard mode"
+	fi
+}
+
+# link_delete_busy DEV WHAT: once DEV has received 2000 packets (WHAT's
+# I/O is flowing), `rdma link delete DEV` must return within 60 s and DEV
+# must be gone.  LINK_DELETED_AT: $SECONDS when the delete began.
+link_delete_busy() {
+	local dev=$1 what=$2 i rc=0
+	for ((i = 0; i < 100; i++)); do
+		[ "$(stat_value "$dev" rcvd_pkts)" -gt 2000 ] && break
+		sleep 0.1
+	done
+	expect_gt "packets received before the delete" "$(stat_value "$dev" rcvd_pkts)" 2000 || return 1
+	LINK_DELETED_AT=$SECONDS
+	timeout 60 rdma link delete "$dev" || rc=$?
+	echo "rdma link delete: exit $rc after $((SECONDS - LINK_DELETED_AT)) s"
+	[ $rc = 0 ] || fail "rdma link delete under busy $what failed or hung (exit $rc)"
+	! rdma link show | grep -q "$dev" || fail "$dev still listed"
+}
+
+# wait_gone PID SECS: true once PID has exited, false after SECS seconds.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # hw_stats DEV: the device's counters (rdma statistic), for diagnostics.
 hw_stats() {
 	rdma statistic show link "$1/1" 2>/dev/null
