@@ -319,6 +319,11 @@ struct mrxe_srq {
 
 /* Resolved address vector (RoCEv2: IPv4 or IPv6 over UDP). */
 struct mrxe_av {
+	/*
+	 * Egress netdev of the SGID (its gid_attr's): ours, or a VLAN over
+	 * ours, whose IPs ib_core puts in our GID table; 0: ours.
+	 */
+	int			ifindex;
 	u8			network_type;	/* RDMA_NETWORK_IPV4/IPV6 */
 	u8			sl;		/* service level, 0-7 (prio) */
 	u8			dmac[ETH_ALEN];

@@ -233,7 +233,7 @@ static struct dst_entry *mrxe_route4(struct mrxe_dev *dev,
 	struct flowi4 fl = {};
 	struct rtable *rt;
 
-	fl.flowi4_oif = dev->ndev->ifindex;
+	fl.flowi4_oif = av->ifindex ?: dev->ndev->ifindex;
 	fl.saddr = av->saddr.v4.sin_addr.s_addr;
 	fl.daddr = av->daddr.v4.sin_addr.s_addr;
 	fl.flowi4_proto = IPPROTO_UDP;
@@ -254,7 +254,7 @@ static struct dst_entry *mrxe_route6(struct mrxe_dev *dev,
 
 	if (!dev->mnet->sk6)
 		return NULL;
-	fl6.flowi6_oif = dev->ndev->ifindex;
+	fl6.flowi6_oif = av->ifindex ?: dev->ndev->ifindex;
 	fl6.saddr = av->saddr.v6.sin6_addr;
 	fl6.daddr = av->daddr.v6.sin6_addr;
 	fl6.flowi6_proto = IPPROTO_UDP;
@@ -411,6 +411,7 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid_attr;
+	struct net_device *ndev;
 	union {
 		struct sockaddr _s;
 		struct sockaddr_in v4;
@@ -436,6 +437,18 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 
 	memset(av, 0, sizeof(*av));
 	av->network_type = type;
+	/*
+	 * A GID of a VLAN device over ours (ib_core adds the IPs of upper
+	 * VLAN devices to our table) leaves through that VLAN device, so the
+	 * frames carry its 802.1Q tag; routing through our netdev would send
+	 * them untagged.
+	 */
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	if (!IS_ERR(ndev) && ndev != dev->ndev && is_vlan_dev(ndev) &&
+	    vlan_dev_real_dev(ndev) == dev->ndev)
+		av->ifindex = ndev->ifindex;
+	rcu_read_unlock();
 	/* RoCE carries no SL on the wire: it only selects a priority */
 	av->sl = rdma_ah_get_sl(attr) & MRXE_PRIO_MAX;
 	av->grh = *grh;

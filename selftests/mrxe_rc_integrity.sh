@@ -165,10 +165,46 @@ test_uc_rc_full_backlog() {
 	echo "RC retransmissions with a full backlog: $rtx"
 }
 
+# RoCE over a VLAN: 802.1Q id 100 over both veths, the mrxe devices on the
+# veths as on a NIC (ib_core puts the VLAN devices' IPs in their GID
+# tables).  All ops over the VLAN's GIDs, every byte verified, and the
+# frames must carry the tag: the VLAN devices must count the packets.  They
+# went out untagged through the veths (the route was pinned to the mrxe
+# device's own netdev), which a real VLAN-separated fabric would not
+# deliver; the egress now follows the SGID's netdev.
+test_rc_vlan() {
+	local rx
+	xfer_require verify datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	ip -n "$NS_A" -b - <<-EOF || fail "VLAN setup in A"
+		link add link $VETH_A name $VETH_A.100 type vlan id 100
+		addr add 10.77.100.1/24 dev $VETH_A.100
+		link set $VETH_A.100 up
+	EOF
+	ip -n "$NS_B" -b - <<-EOF || fail "VLAN setup in B"
+		link add link $VETH_B name $VETH_B.100 type vlan id 100
+		addr add 10.77.100.2/24 dev $VETH_B.100
+		link set $VETH_B.100 up
+	EOF
+	xfer_wait_gid "$DEV_A" 10.77.100.1 || return 1
+	GID_A=$REPLY
+	xfer_wait_gid "$DEV_B" 10.77.100.2 || return 1
+	GID_B=$REPLY
+	SRV_IP=10.77.100.1
+	echo "over VLAN 100: $DEV_A gid[$GID_A] <-> $DEV_B gid[$GID_B]"
+	verify_run --mtu 1024 --iters 1 --sizes 1,mtu+1,1M,8M
+	rx=$(run_b ip -s link show "$VETH_B.100" | awk '/RX:/ { getline; print $2; exit }')
+	expect_gt "packets received through $VETH_B.100" "$rx" 5000
+	rx=$(run_a ip -s link show "$VETH_A.100" | awk '/RX:/ { getline; print $2; exit }')
+	expect_gt "packets received through $VETH_A.100" "$rx" 5000
+}
+
 mrxe_run_tests \
 	test_verify_catches_corruption \
 	test_rc_mtu_256 \
 	test_rc_mtu_1024_reverse_multi_sge \
 	test_rc_mtu_4096_inline_2_iters \
 	test_uc_mtu_1024 \
-	test_uc_rc_full_backlog
+	test_uc_rc_full_backlog \
+	test_rc_vlan
