@@ -265,6 +265,16 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	ibdev_info(&dev->ib_dev, "added on %s (netns %u)\n", ndev->name,
 		   dev_net(ndev)->ns.inum);
+	/*
+	 * ib_core takes a port's IP GIDs from its netdev and the VLANs over
+	 * it, never from the lower device of a VLAN: on a VLAN netdev only
+	 * the default (link-local) GID appears.  Allowed, as in stock rxe,
+	 * but say what works (known-issues.rst "VLANs").
+	 */
+	if (is_vlan_dev(ndev))
+		ibdev_warn(&dev->ib_dev,
+			   "%s is a VLAN device: only the link-local GID will be usable; attach to %s and use the VLAN's GID\n",
+			   ndev->name, vlan_dev_real_dev(ndev)->name);
 	return 0;
 
 err_dealloc:

@@ -198,6 +198,12 @@ test_rc_vlan() {
 	expect_gt "packets received through $VETH_B.100" "$rx" 5000
 	rx=$(run_a ip -s link show "$VETH_A.100" | awk '/RX:/ { getline; print $2; exit }')
 	expect_gt "packets received through $VETH_A.100" "$rx" 5000
+	# attached to the VLAN netdev itself: allowed, and it says what works
+	echo "mrxe-vlan-attach-$$" > /dev/kmsg
+	link_add "$NS_A" mrxev0 "$VETH_A.100" || fail "rdma link add on $VETH_A.100"
+	dmesg_since "mrxe-vlan-attach-$$" | grep "is a VLAN device" ||
+		fail "no hint logged for a device on a VLAN netdev"
+	run_a rdma link delete mrxev0
 }
 
 mrxe_run_tests \
