@@ -137,18 +137,10 @@ test_nfs_standard() {
 # netem on lo: loss and reordering both ways.  The fault must have
 # happened (netem dropped) and mrxe must have recovered it.
 test_nfs_loss() {
-	local drops retr
 	nfs_require
 	nfs_setup auto
-	tc qdisc add dev lo root netem ${MRXE_NFS_NETEM:-loss 1% delay 1ms 1ms} ||
-		skip "netem not available"
-	nfs_verify
-	drops=$(tc -s qdisc show dev lo | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1)
-	tc qdisc del dev lo root
-	retr=$(stat_value "$DEV" retrans_pkts)
-	echo "netem dropped $drops, mrxe retransmitted $retr"
-	[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing"
-	[ "$retr" -gt 0 ] || fail "nothing retransmitted"
+	# shellcheck disable=SC2086
+	ulp_lo_netem "$DEV" nfs_verify ${MRXE_NFS_NETEM:-loss 1% delay 1ms 1ms}
 }
 
 # The device goes away under a mounted, busy NFS client and server

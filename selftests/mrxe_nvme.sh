@@ -150,24 +150,10 @@ test_nvme_standard() {
 # netem on lo: loss and reordering both ways (loopback).  The fault must
 # have happened (netem dropped) and mrxe must have recovered it.
 test_nvme_loss() {
-	local drops retr
 	nvme_require
 	nvme_setup auto
-	tc qdisc add dev lo root netem ${MRXE_NVME_NETEM:-loss 1% delay 1ms 1ms} ||
-		skip "netem not available"
-	nvme_verify
-	drops=$(tc -s qdisc show dev lo | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n1)
-	tc qdisc del dev lo root
-	retr=$(stat_value "$DEV" retrans_pkts)	# MetaRoCE's are counted in it too
-	echo "netem dropped $drops, mrxe retransmitted $retr"
-	"$MRXE_REPO/build/mrxectl" stats "$DEV" -s
-	[ "${drops:-0}" -gt 0 ] || fail "netem dropped nothing"
-	[ "$retr" -gt 0 ] || fail "nothing retransmitted"
-	# netem drops requests, ACKs and READ responses alike; a lost
-	# response is asked for again with its run.  Measured 2.2-4.4 x;
-	# 16-33 x before RACK learnt the jitter's lateness.
-	[ "$retr" -le $((8 * drops)) ] ||
-		fail "retransmitted $retr > 8 x the $drops netem drops (spurious: $(stat_value "$DEV" meta_spurious_retrans))"
+	# shellcheck disable=SC2086
+	ulp_lo_netem "$DEV" nvme_verify ${MRXE_NVME_NETEM:-loss 1% delay 1ms 1ms}
 }
 
 # The device goes away under busy NVMe/RDMA I/O (`rdma link delete`):
