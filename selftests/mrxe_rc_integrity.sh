@@ -206,6 +206,53 @@ test_rc_vlan() {
 	run_a rdma link delete mrxev0
 }
 
+# RoCE over an active-backup bond of two veth pairs (mrxe on bond0, as on a
+# bonded NIC pair): all ops verified, then the active slave goes down under
+# three 8 MiB rounds; the bond fails over and every byte still arrives,
+# over the second slave.
+test_rc_bond_failover() {
+	local ns l rx
+	xfer_require verify datapath
+	modprobe bonding max_bonds=0 2>/dev/null || skip "bonding not available"
+	trap xfer_cleanup EXIT
+	mrxe_require_module
+	mrxe_del_all_links || true
+	mrxe_netns_cleanup || true
+	ip -b - <<-EOF || fail "bond topology"
+		netns add $NS_A
+		netns add $NS_B
+		link add mrxeba1 netns $NS_A type veth peer name mrxebb1 netns $NS_B
+		link add mrxeba2 netns $NS_A type veth peer name mrxebb2 netns $NS_B
+	EOF
+	for ns in "$NS_A" "$NS_B"; do
+		l=a
+		[ "$ns" = "$NS_B" ] && l=b
+		ip -n "$ns" -b - <<-EOF || fail "bond in $ns"
+			link set lo up
+			link add bond0 type bond mode active-backup miimon 100 primary mrxeb${l}1
+			link set mrxeb${l}1 master bond0
+			link set mrxeb${l}2 master bond0
+			link set bond0 up
+		EOF
+	done
+	ip -n "$NS_A" addr add 10.88.0.1/24 dev bond0
+	ip -n "$NS_B" addr add 10.88.0.2/24 dev bond0
+	VETH_A=bond0 VETH_B=bond0 IP_A=10.88.0.1 IP_B=10.88.0.2
+	xfer_links_up || fail "mrxe on the bonds"
+	SRV_IP=$IP_A
+	verify_run --mtu 1024 --iters 1 --sizes 1,mtu+1,1M
+	(sleep 2; run_a ip link set mrxeba1 down; run_b ip link set mrxebb1 down) &
+	verify_run --mtu 1024 --iters 1 --sizes 8M,8M,8M
+	wait
+	run_a grep "Currently Active Slave" /proc/net/bonding/bond0
+	run_a grep -q "Currently Active Slave: mrxeba2" /proc/net/bonding/bond0 ||
+		fail "the bond did not fail over"
+	rx=$(run_a ip -s link show mrxeba1 | awk '/RX:/ { getline; print $2; exit }')
+	expect_gt "packets received through the first slave (before)" "$rx" 1000
+	rx=$(run_a ip -s link show mrxeba2 | awk '/RX:/ { getline; print $2; exit }')
+	expect_gt "packets received through the second slave (after)" "$rx" 5000
+}
+
 mrxe_run_tests \
 	test_verify_catches_corruption \
 	test_rc_mtu_256 \
@@ -213,4 +260,5 @@ mrxe_run_tests \
 	test_rc_mtu_4096_inline_2_iters \
 	test_uc_mtu_1024 \
 	test_uc_rc_full_backlog \
-	test_rc_vlan
+	test_rc_vlan \
+	test_rc_bond_failover
