@@ -212,8 +212,7 @@ bool mrxe_cc_admit(struct mrxe_qp *qp, u32 len)
 	return false;
 }
 
-void mrxe_cc_cnp_rcv(struct mrxe_dev *dev, struct sk_buff *skb,
-		     const u8 *l3, bool ipv6, const u8 *udp, u32 len)
+void mrxe_cc_cnp_rcv(struct mrxe_dev *dev, struct sk_buff *skb, u32 len)
 {
 	const u8 *bth = skb->data;
 	struct mrxe_qp *qp;

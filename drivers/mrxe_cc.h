@@ -99,7 +99,6 @@ void mrxe_cc_meta_ack(struct mrxe_qp *qp, u64 bytes, u8 ce, u64 srtt_ns);
  * softirq: a packet with BTH opcode CNP; @len covers BTH..ICRC.  Consumes
  * @skb (checks the ICRC, finds the QP, queues the reaction).
  */
-void mrxe_cc_cnp_rcv(struct mrxe_dev *dev, struct sk_buff *skb,
-		     const u8 *l3, bool ipv6, const u8 *udp, u32 len);
+void mrxe_cc_cnp_rcv(struct mrxe_dev *dev, struct sk_buff *skb, u32 len);
 
 #endif /* MRXE_CC_H */

@@ -445,7 +445,7 @@ int mrxe_av_from_attr(struct mrxe_dev *dev, struct mrxe_av *av,
 	 */
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
-	if (!IS_ERR(ndev) && ndev != dev->ndev && is_vlan_dev(ndev) &&
+	if (!IS_ERR(ndev) && is_vlan_dev(ndev) &&
 	    vlan_dev_real_dev(ndev) == dev->ndev)
 		av->ifindex = ndev->ifindex;
 	rcu_read_unlock();

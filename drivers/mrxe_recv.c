@@ -151,7 +151,7 @@ void mrxe_rcv(struct mrxe_dev *dev, struct sk_buff *skb)
 			mrxe_counter_inc(dev, MRXE_CNT_MODE_MISMATCH);
 		if (mrxe_bth_opcode(skb->data) == MRXE_OPC_CNP) {
 			/* A17.9: congestion notification, DCQCN reaction */
-			mrxe_cc_cnp_rcv(dev, skb, l3, ipv6, udp, len);
+			mrxe_cc_cnp_rcv(dev, skb, len);
 			return;
 		}
 		mrxe_rx_count_parse_err(dev, err);

@@ -49,16 +49,19 @@ static u64 resp_wqe_bytes(const struct mrxe_recv_wqe *wqe)
 	return len;
 }
 
+/* Give back a reference the responder keeps (wr_mr, rd_mr), if any. */
+static void resp_drop_mr(struct mrxe_mr **mrp)
+{
+	if (*mrp) {
+		mrxe_mr_put(*mrp);
+		*mrp = NULL;
+	}
+}
+
 static void resp_put_mrs(struct mrxe_qp *qp)
 {
-	if (qp->resp.wr_mr) {
-		mrxe_mr_put(qp->resp.wr_mr);
-		qp->resp.wr_mr = NULL;
-	}
-	if (qp->resp.rd_mr) {
-		mrxe_mr_put(qp->resp.rd_mr);
-		qp->resp.rd_mr = NULL;
-	}
+	resp_drop_mr(&qp->resp.wr_mr);
+	resp_drop_mr(&qp->resp.rd_mr);
 	qp->resp.rd_active = false;
 }
 
@@ -73,14 +76,10 @@ static void resp_put_mrs(struct mrxe_qp *qp)
 void mrxe_resp_release_mr(struct mrxe_qp *qp, struct mrxe_mr *mr)
 {
 	mutex_lock(&qp->pipe.mutex);
-	if (qp->resp.wr_mr == mr) {
-		mrxe_mr_put(mr);
-		qp->resp.wr_mr = NULL;
-	}
-	if (qp->resp.rd_mr == mr) {
-		mrxe_mr_put(mr);
-		qp->resp.rd_mr = NULL;
-	}
+	if (qp->resp.wr_mr == mr)
+		resp_drop_mr(&qp->resp.wr_mr);
+	if (qp->resp.rd_mr == mr)
+		resp_drop_mr(&qp->resp.rd_mr);
 	mutex_unlock(&qp->pipe.mutex);
 }
 
@@ -556,10 +555,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 
 	if (pi->mask & MRXE_M_FIRST) {
 		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
-		if (resp->wr_mr) {
-			mrxe_mr_put(resp->wr_mr);
-			resp->wr_mr = NULL;
-		}
+		resp_drop_mr(&resp->wr_mr);
 		resp->wr_va = reth.va;
 		resp->wr_len = reth.len;
 		resp->wr_resid = reth.len;
@@ -605,10 +601,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 	if (!(pi->mask & MRXE_M_LAST))
 		return RESP_OK;
 
-	if (resp->wr_mr) {
-		mrxe_mr_put(resp->wr_mr);
-		resp->wr_mr = NULL;
-	}
+	resp_drop_mr(&resp->wr_mr);
 	if (pi->mask & MRXE_HDR_IMMDT)
 		resp_complete(qp, IB_WC_SUCCESS, IB_WC_RECV_RDMA_WITH_IMM,
 			      resp->wr_len, MRXE_WC_WITH_IMM,
@@ -916,10 +909,7 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 			 */
 			if (resp->rd_active) {
 				resp->rd_active = false;
-				if (resp->rd_mr) {
-					mrxe_mr_put(resp->rd_mr);
-					resp->rd_mr = NULL;
-				}
+				resp_drop_mr(&resp->rd_mr);
 			}
 			off = (u32)mrxe_psn_diff(pi->psn, res->first_psn) * mtu;
 			if (off > res->len)
@@ -1010,10 +1000,7 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		progress = true;
 		if (last) {
 			resp->rd_active = false;
-			if (resp->rd_mr) {
-				mrxe_mr_put(resp->rd_mr);
-				resp->rd_mr = NULL;
-			}
+			resp_drop_mr(&resp->rd_mr);
 		}
 	}
 	return progress;
