@@ -150,10 +150,7 @@ test_qperf_cm() {
 	xfer_prefix
 	"${PFX_A[@]}" qperf -lp $PORT > "$XFER_TMP/forever.out" 2>&1 &
 	FOREVER_PID=$!
-	for ((ok = 0; ok < 100; ok++)); do
-		tcp_listening $PORT && break
-		sleep 0.1
-	done
+	wait_for 10 tcp_listening $PORT || true
 	out=$(run_b timeout $TO qperf -lp $PORT -cm1 -t 2 "$SRV_IP" \
 		rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat \
 		rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr 2>&1) || rc=$?

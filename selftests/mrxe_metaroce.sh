@@ -54,6 +54,19 @@ dropped_on() {
 		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | awk '{ n += $1 } END { print n + 0 }'
 }
 
+# meta_all_ops MODE SIZES SPEC...: every op of META_OPS at SIZES in
+# transport MODE through netem SPEC on both directions, bytes verified;
+# then the counters.
+meta_all_ops() {
+	local mode=$1 sizes=$2
+	shift 2
+	meta_setup 1500
+	netem_set "$@"
+	verify_run --mode "$mode" --mtu 1024 --iters 1 --ops "$META_OPS" \
+		--sizes "$sizes"
+	meta_stats
+}
+
 meta_stats() {
 	hw_stats "$DEV_A"
 	hw_stats "$DEV_B"
@@ -299,11 +312,7 @@ test_meta_srq() {
 }
 
 test_meta_duplicate() {
-	meta_setup 1500
-	netem_set duplicate 5%
-	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
-		--sizes 1,mtu+1,1M
-	meta_stats
+	meta_all_ops metaroce 1,mtu+1,1M duplicate 5%
 	expect_gt "duplicates seen" "$(pair_stat duplicate_request)" 0
 }
 
@@ -314,11 +323,7 @@ test_meta_duplicate() {
 # (go-back-N resent 17x here: 8660 for 495).
 test_meta_burst_loss() {
 	local drops retx
-	meta_setup 1500
-	netem_set loss gemodel 0.2% 20% 100% 0%
-	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
-		--sizes 1,mtu+1,1M,8M
-	meta_stats
+	meta_all_ops metaroce 1,mtu+1,1M,8M loss gemodel 0.2% 20% 100% 0%
 	drops=$(netem_dropped)
 	retx=$(pair_stat meta_retrans_pkts)
 	expect_gt "netem drops (bursts)" "$drops" 0 || return 1
@@ -332,11 +337,7 @@ test_meta_burst_loss() {
 # packet is dropped and counted as such and recovered by retransmission.
 # A flipped TVer bit once counted as a mode mismatch: none may be counted.
 test_meta_corrupt() {
-	meta_setup 1500
-	netem_set corrupt 1%
-	verify_run --mode metaroce --mtu 1024 --iters 1 --ops "$META_OPS" \
-		--sizes 1,mtu+1,1M,8M
-	meta_stats
+	meta_all_ops metaroce 1,mtu+1,1M,8M corrupt 1%
 	expect_gt "ICRC errors" "$(pair_stat icrc_errors)" 0 || return 1
 	expect_gt "MetaRoCE retransmissions" "$(pair_stat meta_retrans_pkts)" 0 || return 1
 	[ "$(pair_stat mode_mismatch)" = 0 ] ||
@@ -372,11 +373,7 @@ test_auto_upgrade() {
 }
 
 test_auto_loss_1pct() {
-	meta_setup 1500
-	netem_set loss 1%
-	verify_run --mode auto --mtu 1024 --iters 1 --ops "$META_OPS" \
-		--sizes 1,mtu+1,1M,8M
-	meta_stats
+	meta_all_ops auto 1,mtu+1,1M,8M loss 1%
 	grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" ||
 		{ echo "FAILED: the auto QP did not upgrade"; return 1; }
 	expect_gt "netem drops" "$(netem_dropped)" 0 &&

@@ -160,7 +160,7 @@ test_nfs_link_bounce() {
 	kill -0 $wp 2>/dev/null || echo "NOTE: the writer ended before the device came back"
 	sleep 2
 	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add (again)"
-	wait_gone $wp 120 || { kill -9 $wp; fail "the writer did not finish within 120 s of the device's return"; }
+	wait_for 120 pid_gone $wp || { kill -9 $wp; fail "the writer did not finish within 120 s of the device's return"; }
 	wait $wp || fail "the writer failed (exit $?)"
 	echo "writer done $((SECONDS - LINK_DELETED_AT)) s after the delete; $(stat_value "$DEV" rcvd_pkts) packets over the new device"
 	cmp "$EXP.src" "$EXP/busy" || fail "the server's file differs"

@@ -171,7 +171,7 @@ test_nvme_link_delete() {
 	# the host gives up on the controller (no device): delete it now
 	[ -e "/sys/class/nvme/$CTRL/delete_controller" ] &&
 		timeout 60 sh -c "echo 1 > /sys/class/nvme/$CTRL/delete_controller"
-	wait_gone $wp 30 || { kill -9 $wp; fail "the writer did not end after the device went"; }
+	wait_for 30 pid_gone $wp || { kill -9 $wp; fail "the writer did not end after the device went"; }
 	wait $wp || echo "writer ended with exit $? (expected: its controller went)"
 	CTRL=
 	echo "device gone, controller deleted in $((SECONDS - LINK_DELETED_AT)) s"

@@ -173,7 +173,6 @@ test_uc_rc_full_backlog() {
 # device's own netdev), which a real VLAN-separated fabric would not
 # deliver; the egress now follows the SGID's netdev.
 test_rc_vlan() {
-	local rx
 	xfer_require verify datapath
 	trap xfer_cleanup EXIT
 	xfer_setup 1500
@@ -194,10 +193,8 @@ test_rc_vlan() {
 	SRV_IP=10.77.100.1
 	echo "over VLAN 100: $DEV_A gid[$GID_A] <-> $DEV_B gid[$GID_B]"
 	verify_run --mtu 1024 --iters 1 --sizes 1,mtu+1,1M,8M
-	rx=$(run_b ip -s link show "$VETH_B.100" | awk '/RX:/ { getline; print $2; exit }')
-	expect_gt "packets received through $VETH_B.100" "$rx" 5000
-	rx=$(run_a ip -s link show "$VETH_A.100" | awk '/RX:/ { getline; print $2; exit }')
-	expect_gt "packets received through $VETH_A.100" "$rx" 5000
+	expect_gt "packets received through $VETH_B.100" "$(rx_packets b "$VETH_B.100")" 5000
+	expect_gt "packets received through $VETH_A.100" "$(rx_packets a "$VETH_A.100")" 5000
 	# attached to the VLAN netdev itself: allowed, and it says what works
 	echo "mrxe-vlan-attach-$$" > /dev/kmsg
 	link_add "$NS_A" mrxev0 "$VETH_A.100" || fail "rdma link add on $VETH_A.100"
@@ -211,7 +208,7 @@ test_rc_vlan() {
 # three 8 MiB rounds; the bond fails over and every byte still arrives,
 # over the second slave.
 test_rc_bond_failover() {
-	local ns l rx
+	local ns l
 	xfer_require verify datapath
 	modprobe bonding max_bonds=0 2>/dev/null || skip "bonding not available"
 	trap xfer_cleanup EXIT
@@ -247,10 +244,8 @@ test_rc_bond_failover() {
 	run_a grep "Currently Active Slave" /proc/net/bonding/bond0
 	run_a grep -q "Currently Active Slave: mrxeba2" /proc/net/bonding/bond0 ||
 		fail "the bond did not fail over"
-	rx=$(run_a ip -s link show mrxeba1 | awk '/RX:/ { getline; print $2; exit }')
-	expect_gt "packets received through the first slave (before)" "$rx" 1000
-	rx=$(run_a ip -s link show mrxeba2 | awk '/RX:/ { getline; print $2; exit }')
-	expect_gt "packets received through the second slave (after)" "$rx" 5000
+	expect_gt "packets received through the first slave (before)" "$(rx_packets a mrxeba1)" 1000
+	expect_gt "packets received through the second slave (after)" "$(rx_packets a mrxeba2)" 5000
 }
 
 mrxe_run_tests \

@@ -374,11 +374,8 @@ ulp_lo_netem() {
 # I/O is flowing), `rdma link delete DEV` must return within 60 s and DEV
 # must be gone.  LINK_DELETED_AT: $SECONDS when the delete began.
 link_delete_busy() {
-	local dev=$1 what=$2 i rc=0
-	for ((i = 0; i < 100; i++)); do
-		[ "$(stat_value "$dev" rcvd_pkts)" -gt 2000 ] && break
-		sleep 0.1
-	done
+	local dev=$1 what=$2 rc=0
+	wait_for 10 stat_gt "$dev" rcvd_pkts 2000 || true
 	expect_gt "packets received before the delete" "$(stat_value "$dev" rcvd_pkts)" 2000 || return 1
 	LINK_DELETED_AT=$SECONDS
 	timeout 60 rdma link delete "$dev" || rc=$?
@@ -387,15 +384,14 @@ link_delete_busy() {
 	! rdma link show | grep -q "$dev" || fail "$dev still listed"
 }
 
-# wait_gone PID SECS: true once PID has exited, false after SECS seconds.
-wait_gone() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
+# pid_gone PID: PID has exited (with wait_for: wait_for SECS pid_gone PID).
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# stat_gt DEV NAME N: DEV's counter NAME is above N.
+stat_gt() { [ "$(stat_value "$1" "$2")" -gt "$3" ]; }
+
+# rx_packets a|b NETDEV: packets NETDEV received, in namespace A or B.
+rx_packets() { "run_$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
 
 # hw_stats DEV: the device's counters (rdma statistic), for diagnostics.
 hw_stats() {
