@@ -153,17 +153,28 @@ static u64 fill(const struct mrxe_path_set *ps, const struct mrxe_path *p)
 u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid)
 {
 	u8 best = MRXE_PATH_NONE, i, k;
+	u32 healthy;
 	u64 bf = 0, f;
 
 	if (ps->n == 1)
 		return 0;
-	/* a dead path whose probe time came carries the next new packet */
-	if (avoid == MRXE_PATH_NONE) {
-		for (k = 0; k < ps->n; k++) {
-			i = (u8)((ps->rr + k) % ps->n);
-			if (probe_due(ps, &ps->p[i], now))
-				return i;
-		}
+	/*
+	 * A dead path whose probe time came carries the next new packet.  It
+	 * also carries a retransmission when no path is ACTIVE or CONGESTED:
+	 * then nothing is being acked, the window is full and the only
+	 * packets left to send are the ones an RTO marked lost.  Waiting for
+	 * new data would leave a fresh port that works unprobed until the
+	 * RTO has backed off to its ceiling.
+	 */
+	healthy = mrxe_path_count(ps, MRXE_PST_ACTIVE) +
+		  mrxe_path_count(ps, MRXE_PST_CONGESTED);
+	for (k = 0; k < ps->n; k++) {
+		i = (u8)((ps->rr + k) % ps->n);
+		if (avoid != MRXE_PATH_NONE &&
+		    (healthy || i == avoid || ps->p[i].state != MRXE_PST_DEAD))
+			continue;
+		if (probe_due(ps, &ps->p[i], now))
+			return i;
 	}
 	for (k = 0; k < ps->n; k++) {
 		i = (u8)((ps->rr + k) % ps->n);

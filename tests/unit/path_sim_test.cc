@@ -23,6 +23,7 @@ extern "C" {
 #include "mrxe_path.h"
 #include "mrxe_reorder.h"
 #include "mrxe_sack.h"
+#include "sim_seeds.h"
 }
 
 namespace {
@@ -257,6 +258,8 @@ private:
 	u64 sent_new_ = 0, now_ = 0, seq_ = 0, last_new_ = 0;
 	bool probe_pending_ = false;
 	u32 probe_psn_ = 0;
+	u8 tr_st_[MRXE_PATH_MAX] = {};
+	u16 tr_port_[MRXE_PATH_MAX] = {};
 	std::vector<Pkt> pkts_;
 	std::vector<u32> acks_;	// index of the data packet acked
 	std::vector<struct mrxe_sack_info> ack_si_;
@@ -278,6 +281,21 @@ private:
 	void track_states()
 	{
 		u32 dead = mrxe_path_count(&ps_, MRXE_PST_DEAD);
+
+		if (getenv("PATH_SIM_TRACE")) {
+			for (u8 i = 0; i < ps_.n; i++) {
+				const struct mrxe_path *p = &ps_.p[i];
+
+				if (p->state == tr_st_[i] && p->port == tr_port_[i])
+					continue;
+				printf("[ trace] %8.3fms path %u st %u->%u port %u rev %u probe_at %.3f rto %.3f\n",
+				       now_ / 1e6, i, tr_st_[i], p->state, p->port,
+				       c_.rev_links ? hash_rev_link(p->port, c_.rev_links) : 0,
+				       p->probe_at_ns / 1e6, mrxe_sack_timer(&sb_, nullptr) / 1e6);
+				tr_st_[i] = p->state;
+				tr_port_[i] = p->port;
+			}
+		}
 
 		if (dead && !res_.dead_ns)
 			res_.dead_ns = now_;
@@ -446,9 +464,7 @@ void print(const char *name, const PathSimResult &r)
 
 std::vector<unsigned> seeds()
 {
-	std::random_device rd;
-
-	return { 1, 2, 3, rd(), rd() };
+	return sim_seeds({ 1, 2, 3 }, 2);
 }
 
 TEST(PathPort, DerivationSpreadsAndKeepsPath0)
@@ -787,9 +803,10 @@ TEST(PathSim, ReverseBlackHoleAllPaths)
 		EXPECT_GE(r.deaths, 4u) << "seed " << s;
 		// RTO ceiling 100 ms, probe backoff cap 16 ms: riding one dead
 		// path reached the ceiling (102 ms, seeds 1 and 2); spread over
-		// all, the longest gap in 125 seeds was 51 ms
+		// all (and a due probe riding the RTO retransmissions), the
+		// longest gap over seeds 1-4096 was 51 ms
 		EXPECT_LT(r.longest_gap_ns, 80 * kMs) << "seed " << s;
-		if (s == 1 || r.longest_gap_ns >= 80 * kMs) {
+		if (s == 1 || getenv("PATH_SIM_ALL") || r.longest_gap_ns >= 80 * kMs) {
 			print("reverse-black-hole", r);
 			sim.dump();
 		}
