@@ -268,6 +268,15 @@ struct mrxe_mr {
 	u32			page_offset;	/* of iova in pages[0] / fr_pages[0] */
 	struct mrxe_pd		*pd;
 	/*
+	 * The keys as the device holds them.  Not ibmr.lkey/rkey: a kernel
+	 * consumer changes those when it posts a fast-reg WR
+	 * (ib_update_fast_reg_key), while the key changes for the device
+	 * only when that WR executes (IBA 10.6.3.5, 10.8.2.2); until then
+	 * the old key stays valid and a LOCAL_INV of it must succeed.
+	 */
+	u32			lkey;
+	u32			rkey;
+	/*
 	 * lock protects state, iova, length, access and the keys of a
 	 * fast-reg MR against concurrent fast-reg/invalidate/lookup.
 	 */

@@ -103,6 +103,8 @@ static struct mrxe_mr *mrxe_mr_new(struct ib_pd *ibpd, enum mrxe_mr_type type,
 	err = mrxe_key_alloc(dev, NULL, &key);
 	if (err)
 		goto err_free;
+	mr->lkey = key;
+	mr->rkey = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	mr->ibmr.device = ibpd->device;
@@ -118,7 +120,7 @@ err_count:
 
 static void mrxe_mr_publish(struct mrxe_dev *dev, struct mrxe_mr *mr)
 {
-	xa_store_irq(&dev->mr_xa, mr->ibmr.lkey >> 8, mr, GFP_KERNEL);
+	xa_store_irq(&dev->mr_xa, mr->lkey >> 8, mr, GFP_KERNEL);
 	atomic_inc(&mr->pd->num_mr);
 }
 
@@ -206,7 +208,7 @@ struct ib_mr *mrxe_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err:
-	mrxe_key_free(dev, mr->ibmr.lkey);
+	mrxe_key_free(dev, mr->lkey);
 	mrxe_mr_release_mem(mr);
 	kfree(mr);
 	atomic_dec(&dev->num_mr);
@@ -229,7 +231,7 @@ struct ib_mr *mrxe_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_CAST(mr);
 	mr->fr_pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
 	if (!mr->fr_pages) {
-		mrxe_key_free(dev, mr->ibmr.lkey);
+		mrxe_key_free(dev, mr->lkey);
 		kfree(mr);
 		atomic_dec(&dev->num_mr);
 		return ERR_PTR(-ENOMEM);
@@ -312,7 +314,7 @@ int mrxe_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (atomic_cmpxchg(&mr->num_mw, 0, MRXE_MR_DEREG) != 0)
 		return -EBUSY;
 
-	mrxe_key_free(dev, mr->ibmr.lkey);
+	mrxe_key_free(dev, mr->lkey);
 	/*
 	 * Drop the base reference, then wait for the packet path.  A
 	 * responder that looked the key up just before it went may keep the
@@ -347,9 +349,23 @@ struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key)
 
 	rcu_read_lock();
 	mr = mrxe_key_lookup(dev, key, &is_mw);
-	if (!mr || is_mw || (READ_ONCE(mr->ibmr.lkey) != key &&
-			     READ_ONCE(mr->ibmr.rkey) != key) ||
+	if (!mr || is_mw || (READ_ONCE(mr->lkey) != key &&
+			     READ_ONCE(mr->rkey) != key) ||
 	    !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+/* The MR in @key's slot whatever its key's low byte (fast-reg only). */
+static struct mrxe_mr *mrxe_mr_get_slot(struct mrxe_dev *dev, u32 key)
+{
+	struct mrxe_mr *mr;
+	bool is_mw;
+
+	rcu_read_lock();
+	mr = mrxe_key_lookup(dev, key, &is_mw);
+	if (!mr || is_mw || !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -551,7 +567,7 @@ int mrxe_sgl_copy(struct mrxe_pd *pd, const struct mrxe_sge *sge, u32 num_sge,
 		mr = mrxe_mr_get(dev, sge[i].lkey);
 		if (!mr)
 			return -EINVAL;
-		if (mr->ibmr.lkey != sge[i].lkey || mr->pd != pd) {
+		if (READ_ONCE(mr->lkey) != sge[i].lkey || mr->pd != pd) {
 			mrxe_mr_put(mr);
 			return -EINVAL;
 		}
@@ -610,7 +626,7 @@ int mrxe_rkey_resolve(struct mrxe_qp *qp, u32 rkey, u64 va, u32 len,
 	mr = mrxe_mr_get(dev, rkey);
 	if (!mr)
 		return -EINVAL;
-	if (mr->ibmr.rkey != rkey || READ_ONCE(mr->state) != MRXE_MR_VALID)
+	if (READ_ONCE(mr->rkey) != rkey || READ_ONCE(mr->state) != MRXE_MR_VALID)
 		err = -EINVAL;
 	else if (mr->pd != qp->pd)
 		err = -EACCES;
@@ -662,7 +678,7 @@ int mrxe_invalidate_key(struct mrxe_qp *qp, u32 key)
 	if (!mr)
 		return -EINVAL;
 	spin_lock_bh(&mr->lock);
-	if (mr->type != MRXE_MR_FAST_REG || mr->ibmr.rkey != key)
+	if (mr->type != MRXE_MR_FAST_REG || mr->rkey != key)
 		err = -EINVAL;
 	else if (mr->pd != qp->pd)
 		err = -EACCES;
@@ -687,13 +703,17 @@ int mrxe_fast_reg(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe)
 
 	if (mrxe_check_access(access))
 		return -EINVAL;
-	mr = mrxe_mr_get(dev, wqe->wr.mw.mr_lkey);
+	/*
+	 * By slot: the consumer gave the MR its new key when it posted this
+	 * WR (ib_update_fast_reg_key), the device still holds the old one.
+	 */
+	mr = mrxe_mr_get_slot(dev, wqe->wr.mw.mr_lkey);
 	if (!mr)
 		return -EINVAL;
 	spin_lock_bh(&mr->lock);
 	psz = 1ULL << mr->page_shift;
 	if (mr->type != MRXE_MR_FAST_REG || mr->state != MRXE_MR_FREE ||
-	    (key >> 8) != (mr->ibmr.lkey >> 8)) {
+	    (key >> 8) != (mr->lkey >> 8)) {
 		err = -EINVAL;
 	} else if (mr->pd != qp->pd) {
 		err = -EACCES;
@@ -706,8 +726,8 @@ int mrxe_fast_reg(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe)
 		mr->iova = wqe->wr.mw.addr;
 		mr->length = wqe->wr.mw.length;
 		mr->page_offset = wqe->wr.mw.addr & (psz - 1);
-		WRITE_ONCE(mr->ibmr.lkey, key);
-		WRITE_ONCE(mr->ibmr.rkey, key);
+		WRITE_ONCE(mr->lkey, key);
+		WRITE_ONCE(mr->rkey, key);
 		WRITE_ONCE(mr->state, MRXE_MR_VALID);
 	}
 	spin_unlock_bh(&mr->lock);
@@ -750,7 +770,7 @@ int mrxe_bind_mw(struct mrxe_qp *qp, const struct mrxe_send_wqe *wqe)
 	/* A zero-length type 1 bind unbinds (IBA 10.6.7.2.4). */
 	if (len || mw->ibmw.type == IB_MW_TYPE_2) {
 		mr = mrxe_mr_get(dev, wqe->wr.mw.mr_lkey);
-		if (!mr || mr->ibmr.lkey != wqe->wr.mw.mr_lkey) {
+		if (!mr || READ_ONCE(mr->lkey) != wqe->wr.mw.mr_lkey) {
 			err = -EINVAL;
 			goto out_mr;
 		}

@@ -99,6 +99,8 @@ bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
  */
 void mrxe_pipe_set_error(struct mrxe_qp *qp)
 {
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: to ERROR (%pS)\n", qp->ibqp.qp_num,
+		     __builtin_return_address(0));
 	qp->pipe.want_error = true;
 	qp->pipe.state = IB_QPS_ERR;
 }
