@@ -109,6 +109,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_RSP_WND_CUTS,	/* READ response window halvings */
 	MRXE_CNT_PRIO_DEMOTED,		/* work moved to normal workers */
 	MRXE_CNT_META_STALE_NAK,	/* NAKs for a PSN already acknowledged */
+	MRXE_CNT_META_READ_STRADDLE,	/* re-requested READs past resp.psn */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -121,6 +121,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	m->retry_left = qp->pipe.attr.retry_cnt;
 	m->rsp_deadline_ns = 0;
 	m->rsp_backoff = 0;
+	m->rsp_timeouts = 0;
 	m->rsp_hi_valid = false;
 	m->rsp_rack_ns = 0;
 	m->rsp_rack_rt_ns = 0;

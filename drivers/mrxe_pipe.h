@@ -108,6 +108,11 @@ struct mrxe_meta_qp {
 	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
 	u32	rsp_psn;	/* comp.psn when rsp_deadline was set */
 	u8	rsp_backoff;	/* re-requests without progress */
+	/*
+	 * Of those, the ones a timeout sent (not a tail probe, not a gap
+	 * round): what retry_cnt bounds (IBA 9.7.6.1.3, C9-140).
+	 */
+	u8	rsp_timeouts;
 	bool	rsp_fast;	/* the deadline is a response-gap one */
 	bool	rsp_probe;	/* ... a tail probe (first wait, 2 SRTT) */
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */

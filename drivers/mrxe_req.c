@@ -827,6 +827,9 @@ int mrxe_req_meta_rerequest(struct mrxe_qp *qp, u32 psn, bool one, u32 *last)
 
 	if (!err)
 		qp->pipe.meta->rsp_retrans++;
+	else
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: re-request of psn %#x failed: %d\n",
+			     qp->ibqp.qp_num, psn, err);
 	return err;
 }
 

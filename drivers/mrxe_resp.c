@@ -912,19 +912,24 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 				resp_drop_mr(&resp->rd_mr);
 			}
 			off = (u32)mrxe_psn_diff(pi->psn, res->first_psn) * mtu;
-			if (off > res->len)
+			if (off > res->len ||
+			    (res->len - off &&
+			     mrxe_rkey_resolve(qp, res->rkey, res->va + off,
+					       res->len - off,
+					       IB_ACCESS_REMOTE_READ, &mr))) {
+				mrxe_dbg_dev(qp_dev(qp), "qp %u: duplicate READ psn %#x: offset %u of %u or R_Key refused\n",
+					     qp->ibqp.qp_num, pi->psn, off,
+					     res->len);
 				return;
-			if (res->len - off &&
-			    mrxe_rkey_resolve(qp, res->rkey, res->va + off,
-					      res->len - off,
-					      IB_ACCESS_REMOTE_READ, &mr))
-				return;
+			}
 			resp_flush_ack(qp);
 			resp_start_read(qp, mr, res->va + off, res->len - off,
 					pi->psn, res->first_psn, res->last_psn);
 			return;
 		}
 	}
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: duplicate psn %#x: no response resource (of %u)\n",
+		     qp->ibqp.qp_num, pi->psn, resp->nres);
 }
 
 /* Send up to *budget READ response packets (IBA 9.7.5.2.4). */
@@ -1459,6 +1464,43 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	mrxe_mr_put(mr);
 }
 
+/*
+ * A re-requested READ [@psn, @psn + @n) that starts below the execution
+ * point but reaches past it.  The requester asks again for runs of the
+ * PSNs its READ request took (IBA 9.7.4.1.6), cut where it already has
+ * the responses, so its runs need not match the requests the responder
+ * executed: after a lost request, a tail probe for one PSN at resp.psn
+ * is executed as a one-PSN READ, and the timeout's run from that PSN then
+ * arrives as a duplicate that also covers PSNs never executed here.  The
+ * replay streams the whole run (READ is idempotent), so those PSNs are
+ * answered: count them executed too.  Otherwise resp.psn stays behind,
+ * every later request is held for a PSN the requester will never send
+ * again, and the QP ends in a retry-exceeded error (an 8 MiB READ at 1%
+ * loss, SRP's target under loss).  Requests held inside the run are
+ * re-requests of parts of it (the PSNs are this READ's): dropped.
+ */
+static void resp_meta_read_straddle(struct mrxe_qp *qp, u32 psn, u32 n)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_resp_state *resp = &qp->resp;
+	u32 last = mrxe_psn_add(psn, n - 1), q, slot;
+
+	if (mrxe_psn_before(last, resp->psn))
+		return;
+	for (q = resp->psn; ; q = mrxe_psn_add(q, 1)) {
+		mrxe_reorder_accept(&m->rcv.rw, q);
+		slot = q & (MRXE_PKT_RING - 1);
+		if (m->stash[slot] && mrxe_pkt(m->stash[slot])->psn == q) {
+			kfree_skb(m->stash[slot]);
+			m->stash[slot] = NULL;
+		}
+		if (q == last)
+			break;
+	}
+	resp->psn = mrxe_psn_add(last, 1);
+	mrxe_qp_counter_inc(qp, MRXE_CNT_META_READ_STRADDLE);
+}
+
 /* One request packet arrived: window verdict, hold it, or answer a dup. */
 static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 {
@@ -1513,6 +1555,8 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		if (!mrxe_psn_before(psn, qp->resp.psn))
 			goto drop;	/* held, not executed yet */
 		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) {
+			if (pi->mask & MRXE_M_READ)
+				resp_meta_read_straddle(qp, psn, n);
 			skb_queue_tail(&m->replay, skb);
 			return;
 		}

@@ -161,6 +161,7 @@ struct Options {
 	std::string mode;	// "": ibv_create_qp; else mrxedv_create_qp
 	uint32_t paths = 0;	// --paths (this side only), 0: device default
 	uint8_t ack_timeout = 14;	// --ack-timeout (this side only)
+	uint8_t retry_cnt = 7;		// --retry-cnt (this side only)
 	uint8_t sl = 0;			// --sl (this side's AV)
 	int priority = -1;		// --priority (this side), -1: none
 };
@@ -190,6 +191,8 @@ void usage(FILE *f)
 "  --ack-timeout N         RC local ACK timeout of this side's QP, 4.096 us\n"
 "                          * 2^N, 1..31 (default 14: 67 ms; not sent to\n"
 "                          the peer)\n"
+"  --retry-cnt N           RC transport retry count of this side's QP,\n"
+"                          0..7 (default 7; not sent to the peer)\n"
 "  --sl N                  service level of this side's address vector,\n"
 "                          0..15 (mrxe: QP priority, 4 and up high)\n"
 "  --priority N            this side's QP priority 0..7 (mrxedv_create_qp,\n"
@@ -332,6 +335,7 @@ int parse_args(int argc, char **argv, Options &o)
 		O_GID, O_IBPORT, O_QP, O_MTU, O_SIZES, O_OPS, O_REVERSE,
 		O_ITERS, O_SGE, O_INLINE, O_SRQ, O_TIMEOUT, O_CTIMEOUT, O_BUSY,
 		O_FAULT, O_RLATE, O_MODE, O_PATHS, O_ACKTO, O_SL, O_PRIO,
+		O_RETRY,
 	};
 	static const struct option lopts[] = {
 		{ "server", no_argument, nullptr, O_SERVER },
@@ -359,6 +363,7 @@ int parse_args(int argc, char **argv, Options &o)
 		{ "mode", required_argument, nullptr, O_MODE },
 		{ "paths", required_argument, nullptr, O_PATHS },
 		{ "ack-timeout", required_argument, nullptr, O_ACKTO },
+		{ "retry-cnt", required_argument, nullptr, O_RETRY },
 		{ "sl", required_argument, nullptr, O_SL },
 		{ "priority", required_argument, nullptr, O_PRIO },
 		{ "verbose", no_argument, nullptr, 'v' },
@@ -480,6 +485,11 @@ int parse_args(int argc, char **argv, Options &o)
 			if (!parse_num(std::string_view(optarg), o.ack_timeout) ||
 			    o.ack_timeout < 1 || o.ack_timeout > 31)
 				return bad("--ack-timeout", optarg);
+			break;
+		case O_RETRY:
+			if (!parse_num(std::string_view(optarg), o.retry_cnt) ||
+			    o.retry_cnt > 7)
+				return bad("--retry-cnt", optarg);
 			break;
 		case 'v': g_verbose = true; break;
 		case 'h': usage(stdout); return -1;
@@ -1280,7 +1290,7 @@ bool connect_qp(const Options &o, Local &l, const Remote &r, int pmtu)
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (o.qpt == IBV_QPT_RC) {
 		a.timeout = o.ack_timeout;	// 4.096 us * 2^N
-		a.retry_cnt = 7;
+		a.retry_cnt = o.retry_cnt;
 		a.rnr_retry = 7;	// infinite
 		a.max_rd_atomic = rd_init ? rd_init : 1;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
