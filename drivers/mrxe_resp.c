@@ -1477,28 +1477,52 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
  * every later request is held for a PSN the requester will never send
  * again, and the QP ends in a retry-exceeded error (an 8 MiB READ at 1%
  * loss, SRP's target under loss).  Requests held inside the run are
- * re-requests of parts of it (the PSNs are this READ's): dropped.
+ * re-requests of parts of it (the PSNs are this READ's): dropped, unless
+ * one reaches past the run; the execution point stops at that one.
  */
 static void resp_meta_read_straddle(struct mrxe_qp *qp, u32 psn, u32 n)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 	struct mrxe_resp_state *resp = &qp->resp;
-	u32 last = mrxe_psn_add(psn, n - 1), q, slot;
+	u32 last = mrxe_psn_add(psn, n - 1), q, slot, hn;
+	struct mrxe_pkt_info *hpi;
+	struct mrxe_reth reth;
+	struct sk_buff *held;
 
 	if (mrxe_psn_before(last, resp->psn))
 		return;
+	mrxe_qp_counter_inc(qp, MRXE_CNT_META_READ_STRADDLE);
 	for (q = resp->psn; ; q = mrxe_psn_add(q, 1)) {
-		mrxe_reorder_accept(&m->rcv.rw, q);
 		slot = q & (MRXE_PKT_RING - 1);
-		if (m->stash[slot] && mrxe_pkt(m->stash[slot])->psn == q) {
-			kfree_skb(m->stash[slot]);
+		held = m->stash[slot];
+		if (held && mrxe_pkt(held)->psn == q) {
+			hpi = mrxe_pkt(held);
+			hn = 1;
+			if ((hpi->mask & MRXE_M_READ) &&
+			    !(hpi->mask & MRXE_M_FLUSH)) {
+				mrxe_reth_parse(mrxe_pkt_hdr(held, MRXE_HDR_RETH),
+						&reth);
+				hn = max_t(u32, DIV_ROUND_UP(reth.len,
+							     qp->pipe.attr.mtu), 1);
+			}
+			/*
+			 * A held request that ends past the run is executed
+			 * as usual from here (the overlap is answered twice:
+			 * READ is idempotent).
+			 */
+			if (!(hpi->mask & MRXE_M_READ) ||
+			    mrxe_psn_after(mrxe_psn_add(q, hn - 1), last)) {
+				resp->psn = q;
+				return;
+			}
 			m->stash[slot] = NULL;
+			kfree_skb(held);
 		}
+		mrxe_reorder_accept(&m->rcv.rw, q);
 		if (q == last)
 			break;
 	}
 	resp->psn = mrxe_psn_add(last, 1);
-	mrxe_qp_counter_inc(qp, MRXE_CNT_META_READ_STRADDLE);
 }
 
 /* One request packet arrived: window verdict, hold it, or answer a dup. */
