@@ -554,6 +554,47 @@ TEST(PathSet, RetransmissionAvoidsTheLosingPath)
 	EXPECT_EQ(mrxe_path_pick(&ps, 0, 0), 0);
 }
 
+// A DEAD path whose probe is due carries a retransmission only when no
+// path is ACTIVE or CONGESTED (then nothing is acked, the window is full
+// and the RTO's retransmissions are all there is to send); otherwise
+// retransmissions go to healthy paths and new data carries the probe.
+TEST(PathSet, DueProbeRidesRetransmissionOnlyWhenNoPathIsHealthy)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+	const u64 now = 1000000000ull;
+
+	pc.num_paths = 3;
+	pc.base_port = 0xd100;
+	mrxe_path_init(&ps, &pc, 0);
+	ps.p[0].state = MRXE_PST_SUSPECT;	// the PSN was last sent here
+	ps.p[1].state = MRXE_PST_SUSPECT;
+	ps.p[2].state = MRXE_PST_DEAD;
+	ps.p[2].probe_at_ns = now - 1;		// due
+	ps.p[2].probe_out = false;
+	EXPECT_EQ(mrxe_path_pick(&ps, now, 0), 2);
+	mrxe_path_on_send(&ps, 2, true, now);
+	EXPECT_TRUE(ps.p[2].probe_out);
+	// one probe at a time: the next retransmission takes a SUSPECT path
+	EXPECT_NE(mrxe_path_pick(&ps, now, 0), 2);
+	// not due yet: not probed
+	ps.p[2].probe_out = false;
+	ps.p[2].probe_at_ns = now + 1;
+	EXPECT_NE(mrxe_path_pick(&ps, now, 0), 2);
+	// a healthy path: retransmissions go there, the probe waits for data
+	ps.p[2].probe_at_ns = now - 1;
+	ps.p[1].state = MRXE_PST_ACTIVE;
+	for (int k = 0; k < 10; k++)
+		EXPECT_EQ(mrxe_path_pick(&ps, now, 0), 1);
+	EXPECT_EQ(mrxe_path_pick(&ps, now, MRXE_PATH_NONE), 2);
+	// the probe never takes the PSN's own path back
+	ps.p[1].state = MRXE_PST_SUSPECT;
+	ps.p[0].state = MRXE_PST_DEAD;
+	ps.p[0].probe_at_ns = now - 1;
+	ps.p[2].state = MRXE_PST_SUSPECT;
+	EXPECT_NE(mrxe_path_pick(&ps, now, 0), 0);
+}
+
 // A randomized walk of the public API: invariants hold whatever happens.
 TEST(PathSet, RandomEventsKeepInvariant)
 {
