@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "mrxe_reorder.h"
+#include "sim_seeds.h"
 }
 
 namespace {
@@ -245,12 +246,7 @@ TEST(Reorder, BurstReportsOldestFirst)
 // against a std::set model, starting just below the 2^24 wrap.
 TEST(Reorder, RandomizedAgainstModel)
 {
-	std::vector<unsigned> seeds = { 1, 7, 42, 1234, 99991 };
-	std::random_device rd;
-
-	for (int i = 0; i < 3; i++)
-		seeds.push_back(rd());
-	for (unsigned seed : seeds) {
+	for (unsigned seed : sim_seeds({ 1, 7, 42, 1234, 99991 }, 3)) {
 		SCOPED_TRACE("seed " + std::to_string(seed));
 		std::mt19937 rng(seed);
 		struct mrxe_reorder rw;
