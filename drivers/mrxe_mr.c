@@ -342,22 +342,10 @@ static void *mrxe_key_lookup(struct mrxe_dev *dev, u32 key, bool *is_mw)
 	return xa_untag_pointer(entry);
 }
 
-struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key)
-{
-	struct mrxe_mr *mr;
-	bool is_mw;
-
-	rcu_read_lock();
-	mr = mrxe_key_lookup(dev, key, &is_mw);
-	if (!mr || is_mw || (READ_ONCE(mr->lkey) != key &&
-			     READ_ONCE(mr->rkey) != key) ||
-	    !refcount_inc_not_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
-}
-
-/* The MR in @key's slot whatever its key's low byte (fast-reg only). */
+/*
+ * The MR in @key's slot whatever its key's low byte: fast-reg looks up its
+ * MR by the consumer's new key, which the device does not hold yet.
+ */
 static struct mrxe_mr *mrxe_mr_get_slot(struct mrxe_dev *dev, u32 key)
 {
 	struct mrxe_mr *mr;
@@ -368,6 +356,18 @@ static struct mrxe_mr *mrxe_mr_get_slot(struct mrxe_dev *dev, u32 key)
 	if (!mr || is_mw || !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
+	return mr;
+}
+
+/* The MR whose current lkey or rkey (as the device holds it) is @key. */
+struct mrxe_mr *mrxe_mr_get(struct mrxe_dev *dev, u32 key)
+{
+	struct mrxe_mr *mr = mrxe_mr_get_slot(dev, key);
+
+	if (mr && READ_ONCE(mr->lkey) != key && READ_ONCE(mr->rkey) != key) {
+		mrxe_mr_put(mr);
+		mr = NULL;
+	}
 	return mr;
 }
 

@@ -1465,6 +1465,21 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 }
 
 /*
+ * PSNs a MetaRoCE READ request takes: one per response packet (IBA
+ * 9.7.4.1.6); a FLUSH (and a zero-length READ) takes one.
+ */
+static u32 resp_meta_read_npsn(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	struct mrxe_reth reth;
+
+	if (!(mrxe_pkt(skb)->mask & MRXE_M_READ) ||
+	    (mrxe_pkt(skb)->mask & MRXE_M_FLUSH))
+		return 1;
+	mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
+	return reth.len ? DIV_ROUND_UP(reth.len, qp->pipe.attr.mtu) : 1;
+}
+
+/*
  * A re-requested READ [@psn, @psn + @n) that starts below the execution
  * point but reaches past it.  The requester asks again for runs of the
  * PSNs its READ request took (IBA 9.7.4.1.6), cut where it already has
@@ -1484,9 +1499,7 @@ static void resp_meta_read_straddle(struct mrxe_qp *qp, u32 psn, u32 n)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 	struct mrxe_resp_state *resp = &qp->resp;
-	u32 last = mrxe_psn_add(psn, n - 1), q, slot, hn;
-	struct mrxe_pkt_info *hpi;
-	struct mrxe_reth reth;
+	u32 last = mrxe_psn_add(psn, n - 1), q, slot;
 	struct sk_buff *held;
 
 	if (mrxe_psn_before(last, resp->psn))
@@ -1496,22 +1509,15 @@ static void resp_meta_read_straddle(struct mrxe_qp *qp, u32 psn, u32 n)
 		slot = q & (MRXE_PKT_RING - 1);
 		held = m->stash[slot];
 		if (held && mrxe_pkt(held)->psn == q) {
-			hpi = mrxe_pkt(held);
-			hn = 1;
-			if ((hpi->mask & MRXE_M_READ) &&
-			    !(hpi->mask & MRXE_M_FLUSH)) {
-				mrxe_reth_parse(mrxe_pkt_hdr(held, MRXE_HDR_RETH),
-						&reth);
-				hn = max_t(u32, DIV_ROUND_UP(reth.len,
-							     qp->pipe.attr.mtu), 1);
-			}
 			/*
 			 * A held request that ends past the run is executed
 			 * as usual from here (the overlap is answered twice:
 			 * READ is idempotent).
 			 */
-			if (!(hpi->mask & MRXE_M_READ) ||
-			    mrxe_psn_after(mrxe_psn_add(q, hn - 1), last)) {
+			if (!(mrxe_pkt(held)->mask & MRXE_M_READ) ||
+			    mrxe_psn_after(mrxe_psn_add(q,
+					   resp_meta_read_npsn(qp, held) - 1),
+					   last)) {
 				resp->psn = q;
 				return;
 			}
@@ -1531,8 +1537,7 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
-	u32 psn = pi->psn, mtu = qp->pipe.attr.mtu, n = 1, i;
-	struct mrxe_reth reth;
+	u32 psn = pi->psn, n, i;
 
 	if (!rm->meta) {
 		/* a RoCEv2 duplicate from before an `auto` switch */
@@ -1552,13 +1557,10 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		goto drop;
 	}
 	/* a FLUSH's RETH length is its range: one PSN, one empty response */
-	if ((pi->mask & MRXE_M_READ) && !(pi->mask & MRXE_M_FLUSH)) {
-		mrxe_reth_parse(mrxe_pkt_hdr(skb, MRXE_HDR_RETH), &reth);
-		n = reth.len ? DIV_ROUND_UP(reth.len, mtu) : 1;
-		if (reth.len > MRXE_META_READ_CHUNK * mtu) {
-			mrxe_meta_mismatch(qp, "MetaRoCE READ over a chunk", psn);
-			goto drop;
-		}
+	n = resp_meta_read_npsn(qp, skb);
+	if (n > MRXE_META_READ_CHUNK) {
+		mrxe_meta_mismatch(qp, "MetaRoCE READ over a chunk", psn);
+		goto drop;
 	}
 	m->rcv.last_tsval = rm->tsval;
 	m->rcv.ack_sport = rm->sport;

@@ -258,6 +258,7 @@ private:
 	u64 sent_new_ = 0, now_ = 0, seq_ = 0, last_new_ = 0;
 	bool probe_pending_ = false;
 	u32 probe_psn_ = 0;
+	const bool trace_ = getenv("PATH_SIM_TRACE") != nullptr;
 	u8 tr_st_[MRXE_PATH_MAX] = {};
 	u16 tr_port_[MRXE_PATH_MAX] = {};
 	std::vector<Pkt> pkts_;
@@ -282,7 +283,7 @@ private:
 	{
 		u32 dead = mrxe_path_count(&ps_, MRXE_PST_DEAD);
 
-		if (getenv("PATH_SIM_TRACE")) {
+		if (trace_) {
 			for (u8 i = 0; i < ps_.n; i++) {
 				const struct mrxe_path *p = &ps_.p[i];
 
