@@ -210,14 +210,11 @@ test_srp_loss() {
 # delete`): ib_core removes it from ib_srp (its SCSI host goes) and ib_srpt
 # (its channels close): the delete must return and the writer must end.
 test_srp_link_delete() {
-	local wp
 	srp_require
 	srp_setup auto
-	dd if=/dev/urandom of="$SDEV" bs=1M count=$((MIB * 2 - 2)) seek=1 oflag=direct status=none &
-	wp=$!
+	disk_writer_start "$SDEV" $((MIB * 2 - 2))
 	link_delete_busy "$DEV" "SRP" || return 1
-	wait_for 60 pid_gone $wp || { kill -9 $wp; fail "the writer did not end after the device went"; }
-	wait $wp || echo "writer ended with exit $? (expected: its SCSI host went)"
+	disk_writer_ended 60 "its SCSI host went"
 	[ -z "$(ls /sys/class/srp_remote_ports 2>/dev/null)" ] ||
 		fail "an SRP remote port outlived the device"
 	echo "device gone, writer ended $((SECONDS - LINK_DELETED_AT)) s after the delete"

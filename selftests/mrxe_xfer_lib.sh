@@ -384,6 +384,21 @@ link_delete_busy() {
 	! rdma link show | grep -q "$dev" || fail "$dev still listed"
 }
 
+# disk_writer_start DEV MIB: dd writes MIB MiB of random data to the block
+# device DEV with O_DIRECT from MiB 1 on, in the background (WRITER_PID).
+disk_writer_start() {
+	dd if=/dev/urandom of="$1" bs=1M count="$2" seek=1 oflag=direct status=none &
+	WRITER_PID=$!
+}
+
+# disk_writer_ended SECS WHY: the writer must exit within SECS (it is
+# killed and the test fails otherwise); a failed write is expected (WHY).
+disk_writer_ended() {
+	wait_for "$1" pid_gone "$WRITER_PID" ||
+		{ kill -9 "$WRITER_PID"; fail "the writer did not end after the device went"; }
+	wait "$WRITER_PID" || echo "writer ended with exit $? (expected: $2)"
+}
+
 # pid_gone PID: PID has exited (with wait_for: wait_for SECS pid_gone PID).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
