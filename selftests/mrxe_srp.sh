@@ -85,16 +85,6 @@ srp_cleanup() {
 	return 0
 }
 
-# srp_disk HOST: SDEV is the name of SCSI host HOST's first disk, and its
-# device node exists.
-srp_disk() {
-	local b
-	for b in /sys/class/scsi_host/host"$1"/device/target*/*/block/*; do
-		[ -b "/dev/${b##*/}" ] && SDEV=${b##*/} && return 0
-	done
-	return 1
-}
-
 # srp_setup MODE: the mrxe device (transport MODE for new QPs), the target
 # (a $((MIB * 2)) MiB fileio LUN, RDMA/CM listener on $CM_PORT) and the
 # initiator logged in to it; SDEV is the SCSI disk that appeared.
@@ -144,40 +134,16 @@ srp_setup() {
 		[ -e "$p" ] && host=${p##*/port-} && host=${host%%:*}
 	done
 	[ -n "$host" ] || fail "no SRP remote port"
-	wait_for 10 srp_disk "$host" || fail "no SCSI disk on SRP host $host"
-	SDEV=/dev/$SDEV
+	wait_for 10 scsi_disk_of "/sys/class/scsi_host/host$host/device" ||
+		fail "no SCSI disk on SRP host $host"
+	SDEV=/dev/$SCSI_DISK
 	echo "SRP host $host: $SDEV, $(cat "/sys/class/block/${SDEV#/dev/}/size") sectors"
 }
 
-# srp_verify: $MIB MiB of random data written to the disk with O_DIRECT in
-# 1 MiB writes, and again at an offset in 64 KiB ones; read back with
-# O_DIRECT and compared, and compared with the target's backing file.
-srp_verify() {
-	head -c $((MIB << 20)) /dev/urandom > "$BACK.src"
-	dd if="$BACK.src" of="$SDEV" bs=1M oflag=direct status=none ||
-		fail "O_DIRECT write to $SDEV failed"
-	dd if="$BACK.src" of="$SDEV" bs=64K seek=$((MIB * 16)) oflag=direct status=none ||
-		fail "O_DIRECT 64 KiB writes to $SDEV failed"
-	dd if="$SDEV" of="$BACK.back" bs=1M count="$MIB" iflag=direct status=none ||
-		fail "O_DIRECT read from $SDEV failed"
-	cmp "$BACK.src" "$BACK.back" || fail "data read back differs"
-	dd if="$SDEV" of="$BACK.back" bs=64K skip=$((MIB * 16)) count=$((MIB * 16)) iflag=direct status=none ||
-		fail "O_DIRECT 64 KiB reads from $SDEV failed"
-	cmp "$BACK.src" "$BACK.back" || fail "data read back at the offset differs"
-	cmp -n $((MIB << 20)) "$BACK.src" "$BACK" || fail "the target's backing file differs"
-	cmp -n $((MIB << 20)) "$BACK.src" "$BACK" 0 $((MIB << 20)) ||
-		fail "the target's backing file differs at the offset"
-	echo "$MIB MiB twice (1 MiB and 64 KiB I/O): identical read back and on the target"
-}
+srp_verify() { scsi_disk_verify "$SDEV" "$BACK" "$MIB"; }
 
-# srp_no_qp_errors: without faults no QP of DEV failed a work request or
-# a request it received (SRP would reconnect and carry on: only slower).
 srp_no_qp_errors() {
-	local n c
-	for n in completer_errors responder_errors; do
-		c=$(stat_value "$DEV" $n)
-		[ "$c" = 0 ] || fail "$n $c: a QP went to error ($(dmesg | grep -c 'ib_srp: reconnect') SRP reconnects)"
-	done
+	ulp_no_qp_errors "$DEV" "$(dmesg | grep -c 'ib_srp: reconnect') SRP reconnects"
 }
 
 test_srp_auto() {

@@ -399,6 +399,66 @@ disk_writer_ended() {
 	wait "$WRITER_PID" || echo "writer ended with exit $? (expected: $2)"
 }
 
+# scsi_disk_verify SDEV BACK MIB: MIB MiB of random data written to the
+# SCSI disk SDEV (exported by a kernel ULP target from the file BACK) with
+# O_DIRECT in 1 MiB writes, and again at an offset of MIB MiB by four
+# writers at once in 64 KiB ones (four commands in flight on the one
+# connection); read back with O_DIRECT the same ways and compared, and
+# compared with the target's backing file.  Scratch: BACK.src, BACK.back.
+scsi_disk_verify() {
+	local sdev=$1 back=$2 mib=$3 q=$(($3 * 4)) i pids=()
+	head -c $((mib << 20)) /dev/urandom > "$back.src"
+	dd if="$back.src" of="$sdev" bs=1M oflag=direct status=none ||
+		fail "O_DIRECT write to $sdev failed"
+	for i in 0 1 2 3; do
+		dd if="$back.src" of="$sdev" bs=64K skip=$((i * q)) seek=$((mib * 16 + i * q)) \
+			count=$q oflag=direct status=none &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "O_DIRECT 64 KiB writes to $sdev (4 at once) failed"
+	done
+	dd if="$sdev" of="$back.back" bs=1M count="$mib" iflag=direct status=none ||
+		fail "O_DIRECT read from $sdev failed"
+	cmp "$back.src" "$back.back" || fail "data read back differs"
+	pids=()
+	for i in 0 1 2 3; do
+		dd if="$sdev" of="$back.back" bs=64K skip=$((mib * 16 + i * q)) seek=$((i * q)) \
+			count=$q iflag=direct conv=notrunc status=none &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "O_DIRECT 64 KiB reads from $sdev (4 at once) failed"
+	done
+	cmp "$back.src" "$back.back" || fail "data read back at the offset differs"
+	cmp -n $((mib << 20)) "$back.src" "$back" || fail "the target's backing file differs"
+	cmp -n $((mib << 20)) "$back.src" "$back" 0 $((mib << 20)) ||
+		fail "the target's backing file differs at the offset"
+	echo "$mib MiB twice (1 MiB I/O; 64 KiB I/O by 4 at once): identical read back and on the target"
+}
+
+# scsi_disk_of DIR: SCSI_DISK is the name of the first disk under the SCSI
+# host or session directory DIR (its target*/*/block/*), whose device node
+# exists (with wait_for, until the disk appeared).
+scsi_disk_of() {
+	local b
+	for b in "$1"/target*/*/block/*; do
+		[ -b "/dev/${b##*/}" ] && SCSI_DISK=${b##*/} && return 0
+	done
+	return 1
+}
+
+# ulp_no_qp_errors DEV WHAT: without faults no QP of DEV failed a work
+# request or a request it received (a ULP that reconnects and carries on,
+# WHAT, would only be slower: the counters show it).
+ulp_no_qp_errors() {
+	local n c
+	for n in completer_errors responder_errors; do
+		c=$(stat_value "$1" $n)
+		[ "$c" = 0 ] || fail "$n $c: a QP went to error ($2)"
+	done
+}
+
 # pid_gone PID: PID has exited (with wait_for: wait_for SECS pid_gone PID).
 pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 

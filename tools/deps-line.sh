@@ -181,7 +181,7 @@ USER_PKGS=(bash coreutils dash libc-bin grep sed gawk findutils diffutils gzip x
 	tar procps psmisc util-linux kmod iproute2 iputils-ping ethtool
 	python3 rdma-core ibverbs-utils ibverbs-providers perftest rdmacm-utils
 	python3-pyverbs libibverbs1 librdmacm1t64 libstdc++6 libgcc-s1
-	python3-scapy qperf)
+	python3-scapy qperf open-iscsi)
 TROOT=$MRXE_DEPS/trixie-root
 # The stamp holds the package list: a root made from an older list is remade.
 want_pkgs=$(printf '%s\n' "${USER_PKGS[@]}")

@@ -28,6 +28,7 @@ PKGS=(
 	python3-matplotlib iperf3	# make bench: plots (bench/report.py), the TCP reference (bench/netns.sh)
 	rdma-core ibverbs-utils perftest rdmacm-utils python3-pyverbs qperf
 	python3-scapy	# tools/mrxe-inject (mrxe_wire_inject.sh)
+	open-iscsi	# iscsid, iscsiadm: the iSER initiator (mrxe_iser.sh)
 	libns3-dev	# make sim: ns-3 3.37 leaf-spine simulation (sim/, Documentation/simulation.rst)
 	xz-utils zstd
 )
