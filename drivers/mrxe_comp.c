@@ -564,7 +564,9 @@ static bool mrxe_meta_rsp_lost(struct mrxe_qp *qp, u32 q)
 /*
  * Evidence that comp.psn's response was lost: re-request after the
  * reordering window.  Once per missing PSN: after a re-request the
- * ordinary backed-off deadline applies until comp.psn moves.
+ * ordinary backed-off deadline applies until comp.psn moves.  When the
+ * window ends after the probe deadline, that deadline asks for the run
+ * (mrxe_meta_rsp_timeout).
  */
 static void mrxe_meta_rsp_gap(struct mrxe_qp *qp)
 {
@@ -630,10 +632,11 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 
 	if (!mq->rsp_deadline_ns || now < mq->rsp_deadline_ns)
 		return;
-	mrxe_dbg_dev(qp_dev(qp), "qp %u: rsp deadline comp %#x una %#x nxt %#x backoff %u timeouts %u fast %d probe %d got %d\n",
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: rsp deadline comp %#x una %#x nxt %#x backoff %u timeouts %u fast %d probe %d got %d lost %d\n",
 		     qp->ibqp.qp_num, qp->comp.psn, mq->snd.sb.una, mq->snd.sb.nxt,
 		     mq->rsp_backoff, mq->rsp_timeouts, mq->rsp_fast, mq->rsp_probe,
-		     !mrxe_meta_rsp_missing(qp, qp->comp.psn));
+		     !mrxe_meta_rsp_missing(qp, qp->comp.psn),
+		     mrxe_meta_rsp_lost(qp, qp->comp.psn));
 	/*
 	 * Only timeouts spend the retry budget: a tail probe is not a
 	 * retransmission timeout (RFC 8985 7.3), a gap round is evidence
@@ -649,14 +652,38 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 		}
 		return;
 	}
-	if (mq->rsp_probe && !mq->rsp_fast) {
+	if (mq->rsp_probe && !mq->rsp_fast &&
+	    mrxe_meta_rsp_lost(qp, qp->comp.psn)) {
 		/*
-		 * A probe asks for the one missing response only: under
-		 * reordering the rest of the run is mostly still on its way
-		 * (every response of a 64-PSN chunk came twice, nvme over
-		 * netem "delay 1ms 1ms").  A missing response that did not
-		 * come back after it is asked for with its run by the
-		 * backed-off deadline.
+		 * The loss is evident already, but the gap round was not
+		 * armed: it waits reo_wnd, which may grow up to the RTO
+		 * (mrxe_sack_reo_wnd), and so is often later than this
+		 * probe deadline (TCG, 3% loss: reo_wnd 11-65 ms against
+		 * 2 SRTT of 4-17 ms).  Asking for one PSN here, as a probe
+		 * does, made a lost READ request a ladder: a later chunk's
+		 * response, or the probe's own (RFC 8985 6.2, by send time),
+		 * proves the next PSN's lost too, comp.psn moves by one, the
+		 * deadline restarts as a probe, and so on - 46 probes 18 ms
+		 * apart for one 64-PSN request.  Evidence is what RACK acts
+		 * on: ask for
+		 * comp.psn's run (up to its chunk's end, IBA 9.7.5.2.2),
+		 * a gap round without the reordering window, which the 2
+		 * SRTT since comp.psn stopped on it stand for here.  Only
+		 * comp.psn's run: the later holes may still be within
+		 * reo_wnd.
+		 */
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_RSP_GAP);
+		mrxe_req_meta_rerequest(qp, qp->comp.psn, false, &last);
+	} else if (mq->rsp_probe && !mq->rsp_fast) {
+		/*
+		 * No evidence: a tail probe (RFC 8985 7.3) asks for the one
+		 * missing response only: under reordering the rest of the
+		 * run is mostly still on its way (every response of a
+		 * 64-PSN chunk came twice, nvme over netem "delay 1ms
+		 * 1ms").  Its response is evidence against the rest of the
+		 * run (a lost request: see above); a missing response that
+		 * did not come back after a lost probe is asked for with
+		 * its run by the backed-off deadline.
 		 */
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_TLP);
 		mrxe_req_meta_rerequest(qp, qp->comp.psn, true, &last);
