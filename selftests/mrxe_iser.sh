@@ -161,12 +161,7 @@ iser_initiator() {
 iser_setup() {
 	local mode=$1 s
 	trap iser_cleanup EXIT
-	ip link add "$NDEV" type dummy
-	ip addr add "$IP/24" dev "$NDEV"
-	ip link set "$NDEV" up
-	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add"
-	"$MRXE_REPO/build/mrxectl" dev set "$DEV" mode "$mode" ||
-		fail "mrxectl dev set $DEV mode $mode"
+	ulp_dummy_dev "$NDEV" "$IP" "$DEV" "$mode"
 	iser_target
 	iser_initiator
 	iscsiadm_node -o new > /dev/null || fail "iscsiadm: node record for $TIQN"

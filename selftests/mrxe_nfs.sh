@@ -68,12 +68,7 @@ nfs_cleanup() {
 nfs_setup() {
 	local mode=$1 until
 	trap nfs_cleanup EXIT
-	ip link add "$NDEV" type dummy
-	ip addr add "$IP/24" dev "$NDEV"
-	ip link set "$NDEV" up
-	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add"
-	"$MRXE_REPO/build/mrxectl" dev set "$DEV" mode "$mode" ||
-		fail "mrxectl dev set $DEV mode $mode"
+	ulp_dummy_dev "$NDEV" "$IP" "$DEV" "$mode"
 	EXP=$(mktemp -d /tmp/mrxe-nfs.XXXXXX)
 	MNT=$(mktemp -d /tmp/mrxe-nfsmnt.XXXXXX)
 	mkdir "$EXP.recovery"

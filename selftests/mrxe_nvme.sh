@@ -69,12 +69,7 @@ nvme_cleanup() {
 nvme_setup() {
 	local mode=$1 i out b
 	trap nvme_cleanup EXIT
-	ip link add "$NDEV" type dummy
-	ip addr add "$IP/24" dev "$NDEV"
-	ip link set "$NDEV" up
-	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add"
-	"$MRXE_REPO/build/mrxectl" dev set "$DEV" mode "$mode" ||
-		fail "mrxectl dev set $DEV mode $mode"
+	ulp_dummy_dev "$NDEV" "$IP" "$DEV" "$mode"
 	IMG=$(mktemp /tmp/mrxe-nvme.XXXXXX)
 	truncate -s $((MIB * 2))M "$IMG"
 	LOOPDEV=$(losetup -f --show "$IMG") || fail "losetup"

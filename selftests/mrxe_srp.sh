@@ -91,12 +91,7 @@ srp_cleanup() {
 srp_setup() {
 	local mode=$1 gid guid host p
 	trap srp_cleanup EXIT
-	ip link add "$NDEV" type dummy
-	ip addr add "$IP/24" dev "$NDEV"
-	ip link set "$NDEV" up
-	rdma link add "$DEV" type mrxe netdev "$NDEV" || fail "rdma link add"
-	"$MRXE_REPO/build/mrxectl" dev set "$DEV" mode "$mode" ||
-		fail "mrxectl dev set $DEV mode $mode"
+	ulp_dummy_dev "$NDEV" "$IP" "$DEV" "$mode"
 	# the target port's name is GID 0's interface ID (ib_srpt's guid_name)
 	gid=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/0")
 	TPORT=${gid#fe80:0000:0000:0000:}

@@ -332,6 +332,18 @@ ulp_init_net_load() {
 	mrxe_load || fail "cannot load $MRXE_KO"
 }
 
+# ulp_dummy_dev NDEV IP DEV MODE: a dummy netdev NDEV with IP/24, up, and
+# the mrxe device DEV on it in transport MODE (auto|standard|metaroce):
+# where a kernel ULP's initiator and target meet in init_net (through lo).
+ulp_dummy_dev() {
+	ip link add "$1" type dummy
+	ip addr add "$2/24" dev "$1"
+	ip link set "$1" up
+	rdma link add "$3" type mrxe netdev "$1" || fail "rdma link add $3 on $1"
+	"$MRXE_REPO/build/mrxectl" dev set "$3" mode "$4" ||
+		fail "mrxectl dev set $3 mode $4"
+}
+
 # expect_rc_modes DEV auto|standard: DEV's RC QPs all upgraded to MetaRoCE
 # (auto) or all stayed standard, and there is at least one.
 expect_rc_modes() {
