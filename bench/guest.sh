@@ -116,7 +116,9 @@ transport_up() {
 		# the device default decides the mode of perftest's QPs
 		local mode=standard
 		[ "$1" = mrxe-meta ] && mode=metaroce
-		"$REPO/build/mrxectl" dev set mrxe0 mode "$mode" || return 1
+		# MRXE_BENCH_DEV_ARGS: more device settings (e.g. "window 256")
+		# shellcheck disable=SC2086
+		"$REPO/build/mrxectl" dev set mrxe0 mode "$mode" ${MRXE_BENCH_DEV_ARGS:-} || return 1
 		log "$1: $("$REPO/build/mrxectl" dev show mrxe0 | head -n 3 | tr '\n' ' ')"
 		export RDMAV_DRIVERS=$REPO/build/libmrxe ;;
 	esac

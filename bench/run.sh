@@ -22,7 +22,8 @@
 #                [--no-readme]   (experiments: leave README's results alone)
 # --repeat N boots the perftest guests N times (default 3).
 # --quick (make bench QUICK=1, about 10 min): netns and perftest only;
-# ib_write_bw at 0 and 1% loss and ib_write_lat, 3 s, 2 repeats.
+# ib_write_bw at 0 and 1% loss and ib_write_lat (200 iterations, not 1000:
+# an exchange takes about 45 ms between two TCG guests), 3 s, 2 repeats.
 # MRXE_BENCH_REV names the measured revision (default: git HEAD).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +34,8 @@ export MRXE_BENCH_TRANSPORTS="rxe mrxe mrxe-meta"
 export MRXE_BENCH_TESTS="ib_write_bw ib_read_bw ib_send_bw"
 export MRXE_BENCH_SCENARIOS="loss ack reorder lat size qps"
 export MRXE_BENCH_LAT_TESTS="ib_write_lat ib_read_lat"
+export MRXE_BENCH_LAT_ITERS=${MRXE_BENCH_LAT_ITERS:-1000}
+export MRXE_BENCH_LAT_LOSS=${MRXE_BENCH_LAT_LOSS:-0 1}
 PARTS="netns perftest multipath cc"
 REPEAT=3
 quick=0
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--quick)
 		MRXE_BENCH_LOSS="0 1"; MRXE_BENCH_DURATION=3; REPEAT=2
 		MRXE_BENCH_TESTS="ib_write_bw"; MRXE_BENCH_LAT_TESTS=ib_write_lat
+		MRXE_BENCH_LAT_ITERS=200
 		MRXE_BENCH_SCENARIOS="loss lat"; PARTS="netns perftest"; quick=1
 		export MRXE_NS_REPEAT=2 MRXE_NS_DURATION=3 ;;
 	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -79,6 +83,12 @@ esac
 npoints=$(MRXE_VM_ROLE=0 MRXE_PEER_IP=- bash "$REPO/bench/guest.sh" --count)
 ntr=$(wc -w <<< "$MRXE_BENCH_TRANSPORTS")
 nsteps=$((npoints * ntr))
+# latency points: about 45 ms an exchange between two TCG guests (1000
+# iterations took 55-65 s), plus perftest's setup
+nlat=0
+case " $MRXE_BENCH_SCENARIOS " in
+*" lat "*) nlat=$(( $(wc -w <<< "$MRXE_BENCH_LAT_TESTS") * $(wc -w <<< "$MRXE_BENCH_LAT_LOSS") * ntr )) ;;
+esac
 timeout=$(( nsteps * (MRXE_BENCH_DURATION * 20 + 90) + 300 ))
 export MRXE_BENCH_STAMP=${MRXE_BENCH_STAMP:-$(date +%Y%m%d-%H%M%S)}
 stamp=$MRXE_BENCH_STAMP
@@ -95,8 +105,9 @@ rc_all=0
 # estimate of each part's seconds (measured on the 2-core lab host, TCG)
 est_part() {
 	case $1 in
-	netns) echo $(( ${MRXE_NS_REPEAT:-3} * 8 * (${MRXE_NS_DURATION:-5} + 12) + 60 )) ;;
-	perftest) echo $(( REPEAT * (nsteps * (MRXE_BENCH_DURATION + 7) + 60) )) ;;
+	netns) echo $(( ${MRXE_NS_REPEAT:-3} * 8 * (${MRXE_NS_DURATION:-5} + 6) + 40 )) ;;
+	perftest) echo $(( REPEAT * ((nsteps - nlat) * (MRXE_BENCH_DURATION + 12) +
+		nlat * (MRXE_BENCH_LAT_ITERS * 45 / 1000 + 10) + 60) )) ;;
 	multipath) echo $(( 8 * ${MRXE_MP_REPEATS:-3} * (${MRXE_MP_DURATION:-20} + 12) + 90 )) ;;
 	cc) echo 360 ;;
 	esac
