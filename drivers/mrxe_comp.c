@@ -433,35 +433,67 @@ static void mrxe_meta_local_sack(struct mrxe_qp *qp, u32 a, u32 b)
 }
 
 /*
- * How long a missing response may keep everyone waiting.  The first time
- * (no re-request yet), a probe timeout as for a tail loss (RFC 8985 7.2:
- * 2 SRTT plus the peer's delayed-ACK allowance, at most the RTO): the last
- * responses of a READ have no later response to reveal their loss, and a
- * needless re-request only costs duplicate responses (READ is idempotent,
- * atomics are replayed, IBA 9.7.5.2.2).  After that the backed-off RTO.
+ * Response recovery (drivers/proto/mrxe_rsprec.c decides, this glue
+ * supplies the per-PSN facts from the meta ring and rsp_got, performs the
+ * re-requests and counts).
  */
-static u64 mrxe_meta_rsp_wait(struct mrxe_qp *qp, bool *probe)
-{
-	struct mrxe_meta_qp *mq = qp->pipe.meta;
-	u64 rto = mrxe_rtt_rto(&mq->snd.sb.rtt), srtt = mq->snd.sb.rtt.srtt_ns;
-
-	*probe = !mq->rsp_backoff && srtt &&
-		 2 * srtt + mq->cfg.tlp_delack_ns < rto;
-	if (*probe)
-		return 2 * srtt + mq->cfg.tlp_delack_ns;
-	return rto << min_t(u8, mq->rsp_backoff, 6);
-}
-
-static void mrxe_meta_rsp_gap(struct mrxe_qp *qp);
 
 /* Is @q a READ/atomic PSN in flight whose response has not arrived? */
-static bool mrxe_meta_rsp_missing(struct mrxe_qp *qp, u32 q)
+static bool mrxe_meta_rsp_missing(void *ctx, u32 q)
 {
+	struct mrxe_qp *qp = ctx;
 	u32 slot = q & (MRXE_PKT_RING - 1);
 	struct mrxe_pkt_meta *pm = &qp->req.meta[slot];
 
 	return pm->psn == q && mrxe_meta_is_rsp_op(pm->opcode) &&
 	       !test_bit(slot, qp->pipe.meta->rsp_got);
+}
+
+static bool mrxe_meta_rsp_sent(void *ctx, u32 q, u64 *send_ns, bool *rt)
+{
+	struct mrxe_qp *qp = ctx;
+	struct mrxe_pkt_meta *pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
+
+	if (pm->psn != q)
+		return false;
+	*send_ns = pm->send_ns;
+	*rt = pm->rsp_rt;
+	return true;
+}
+
+static int mrxe_meta_rsp_rerequest(void *ctx, u32 q, bool one, u32 *last)
+{
+	return mrxe_req_meta_rerequest(ctx, q, one, last);
+}
+
+static const struct mrxe_rsprec_ops mrxe_meta_rsprec_ops = {
+	.missing	= mrxe_meta_rsp_missing,
+	.sent		= mrxe_meta_rsp_sent,
+	.rerequest	= mrxe_meta_rsp_rerequest,
+};
+
+static void mrxe_meta_rsp_env(struct mrxe_qp *qp, struct mrxe_rsprec_env *e)
+{
+	struct mrxe_meta_qp *mq = qp->pipe.meta;
+
+	e->ops = &mrxe_meta_rsprec_ops;
+	e->ctx = qp;
+	e->now_ns = ktime_get_ns();
+	e->srtt_ns = mrxe_rtt_srtt(&mq->snd.sb.rtt);
+	e->rto_ns = mrxe_rtt_rto(&mq->snd.sb.rtt);
+	e->delack_ns = mq->cfg.tlp_delack_ns;
+	e->reo_wnd_ns = mrxe_sack_reo_wnd(&mq->snd.sb);
+	e->comp_psn = qp->comp.psn;
+	e->nxt = mq->snd.sb.nxt;
+}
+
+/* Evidence may have arrived: a gap round if it is earlier (mrxe_rsprec.h). */
+static void mrxe_meta_rsp_gap(struct mrxe_qp *qp)
+{
+	struct mrxe_rsprec_env e;
+
+	mrxe_meta_rsp_env(qp, &e);
+	mrxe_rsprec_gap(&qp->pipe.meta->rsprec, &e);
 }
 
 /*
@@ -476,8 +508,8 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
 	struct mrxe_req_state *req = &qp->req;
 	u32 una = mq->snd.sb.una;
+	struct mrxe_rsprec_env e;
 	struct mrxe_swqe *w;
-	u64 now;
 
 	while (mrxe_psn_before(qp->comp.psn, una)) {
 		if (mrxe_meta_rsp_missing(qp, qp->comp.psn))
@@ -498,217 +530,58 @@ static void mrxe_meta_advance(struct mrxe_qp *qp)
 		}
 		mrxe_comp_post_send(qp, w);
 	}
-	/* an old rsp_hi would look new again once the PSNs wrap */
-	if (mq->rsp_hi_valid && !mrxe_psn_after(mq->rsp_hi, qp->comp.psn))
-		mq->rsp_hi_valid = false;
-	if (qp->comp.psn == una) {
-		mq->rsp_deadline_ns = 0;
-		mq->rsp_backoff = 0;
-		mq->rsp_timeouts = 0;
-		mq->rsp_fast = false;
-		if (una == mq->snd.sb.nxt)
-			mrxe_rspwnd_idle(&mq->rspwnd);
-		return;
-	}
-	if (mq->rsp_deadline_ns && qp->comp.psn == mq->rsp_psn)
-		return;
-	if (qp->comp.psn != mq->rsp_psn) {
-		mq->rsp_backoff = 0;
-		mq->rsp_timeouts = 0;
-	}
-	mq->rsp_fast = false;
-	now = ktime_get_ns();
-	mq->rsp_psn = qp->comp.psn;
-	mq->rsp_deadline_ns = now + mrxe_meta_rsp_wait(qp, &mq->rsp_probe);
-	/*
-	 * comp.psn moved onto a missing response while later ones are here
-	 * already: that is gap evidence too (a hole left by a burst loss;
-	 * without this each hole waited for the tail probe in turn).
-	 */
-	mrxe_meta_rsp_gap(qp);
-}
-
-/*
- * Response loss by evidence, not only by timeout (RFC 8985's idea applied
- * to responses): the responder executes READs and atomics in PSN order and
- * sends a READ's responses in PSN order (IBA 9.7.4.1.6), so the missing
- * response for @q is lost if a response for a later PSN arrived, or one
- * whose request went out after @q's (RACK's send-time order: the response
- * to a re-request or a probe proves the older requests' responses lost) -
- * unless the network reordered them, which the reordering window allows
- * for (the caller waits reo_wnd, at least MRXE_META_RSP_REO_NS).
- * Re-requests are the exception to that order: a duplicate READ is
- * answered at the next message boundary, ahead of first requests the
- * responder holds but has not executed (mrxe_resp.c, resp_meta_drain).
- * So the response to a re-requested run is evidence only against older
- * re-requested runs: taken against first requests, one spurious
- * re-request condemned every chunk still queued at the responder (15 runs
- * asked for twice in a lossless ib_read_bw).  A tail probe's response
- * counts against all: it is sent when no response came for 2 SRTT.
- */
-#define MRXE_META_RSP_REO_NS	(500ULL * NSEC_PER_USEC)
-
-static bool mrxe_meta_rsp_lost(struct mrxe_qp *qp, u32 q)
-{
-	struct mrxe_meta_qp *mq = qp->pipe.meta;
-	struct mrxe_pkt_meta *pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
-
-	if (mq->rsp_hi_valid && mrxe_psn_after(mq->rsp_hi, q))
-		return true;
-	if (pm->psn != q)
-		return false;
-	return pm->send_ns < mq->rsp_rack_ns ||
-	       (pm->rsp_rt && pm->send_ns < mq->rsp_rack_rt_ns);
-}
-
-/*
- * Evidence that comp.psn's response was lost: re-request after the
- * reordering window.  Once per missing PSN: after a re-request the
- * ordinary backed-off deadline applies until comp.psn moves.  When the
- * window ends after the probe deadline, that deadline asks for the run
- * (mrxe_meta_rsp_timeout).
- */
-static void mrxe_meta_rsp_gap(struct mrxe_qp *qp)
-{
-	struct mrxe_meta_qp *mq = qp->pipe.meta;
-	u64 at;
-
-	if (!mq->rsp_deadline_ns || mq->rsp_backoff || mq->rsp_fast ||
-	    !mrxe_meta_rsp_lost(qp, qp->comp.psn))
-		return;
-	at = ktime_get_ns() + max_t(u64, mrxe_sack_reo_wnd(&mq->snd.sb),
-				    MRXE_META_RSP_REO_NS);
-	if (at < mq->rsp_deadline_ns) {
-		mq->rsp_deadline_ns = at;
-		mq->rsp_fast = true;
-	}
-}
-
-/*
- * Ask again for every run of missing responses from comp.psn on, at most
- * MRXE_META_RSP_RUNS runs: one deadline repairs all the holes a burst
- * loss left, instead of one hole per deadline (a 1 MiB READ through a
- * 16 Mbit/s ECMP fabric took 137 s that way).  @fast (a gap): the runs
- * whose loss is evident (mrxe_meta_rsp_lost); else (a timeout) all of
- * them.  A run whose request went out less than an SRTT ago (asked for by
- * the previous round) is left alone, except comp.psn's own run after a
- * timeout.  Returns the number of runs asked for.
- */
-#define MRXE_META_RSP_RUNS	32
-
-static u32 mrxe_meta_rerequest_runs(struct mrxe_qp *qp, bool fast, u64 now)
-{
-	struct mrxe_meta_qp *mq = qp->pipe.meta;
-	u64 young = mrxe_rtt_srtt(&mq->snd.sb.rtt);
-	u32 q = qp->comp.psn, last, runs = 0;
-	struct mrxe_pkt_meta *pm;
-
-	if (!young)
-		young = mrxe_rtt_rto(&mq->snd.sb.rtt);
-	while (mrxe_psn_before(q, mq->snd.sb.nxt) && runs < MRXE_META_RSP_RUNS) {
-		pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
-		if (!mrxe_meta_rsp_missing(qp, q) ||
-		    (fast && !mrxe_meta_rsp_lost(qp, q)) ||
-		    ((fast || q != qp->comp.psn) && pm->send_ns + young > now)) {
-			q = mrxe_psn_add(q, 1);
-			continue;
-		}
-		if (mrxe_req_meta_rerequest(qp, q, false, &last))
-			break;
-		runs++;
-		q = mrxe_psn_add(last, 1);
-	}
-	return runs;
+	mrxe_meta_rsp_env(qp, &e);
+	if (mrxe_rsprec_advance(&mq->rsprec, &e, una) && una == mq->snd.sb.nxt)
+		mrxe_rspwnd_idle(&mq->rspwnd);
 }
 
 /* The response deadline passed: ask for the missing responses again. */
 static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 {
 	struct mrxe_meta_qp *mq = qp->pipe.meta;
+	struct mrxe_rsprec *r = &mq->rsprec;
 	struct mrxe_req_state *req = &qp->req;
+	enum mrxe_rsprec_action act;
+	struct mrxe_rsprec_env e;
 	struct mrxe_swqe *w;
-	u64 now = ktime_get_ns();
-	u32 last;
 
-	if (!mq->rsp_deadline_ns || now < mq->rsp_deadline_ns)
+	mrxe_meta_rsp_env(qp, &e);
+	if (!mrxe_rsprec_due(r, e.now_ns))
 		return;
 	mrxe_dbg_dev(qp_dev(qp), "qp %u: rsp deadline comp %#x una %#x nxt %#x backoff %u timeouts %u fast %d probe %d got %d lost %d\n",
 		     qp->ibqp.qp_num, qp->comp.psn, mq->snd.sb.una, mq->snd.sb.nxt,
-		     mq->rsp_backoff, mq->rsp_timeouts, mq->rsp_fast, mq->rsp_probe,
+		     r->backoff, r->timeouts, r->fast, r->probe,
 		     !mrxe_meta_rsp_missing(qp, qp->comp.psn),
-		     mrxe_meta_rsp_lost(qp, qp->comp.psn));
-	/*
-	 * Only timeouts spend the retry budget: a tail probe is not a
-	 * retransmission timeout (RFC 8985 7.3), a gap round is evidence
-	 * (a fast retransmit).  Counting them failed 32 MiB READs at 3% loss
-	 * with retry_cnt 2 (3 of 3 runs), and 8 MiB ones at 1% now and then.
-	 */
-	if (qp->pipe.attr.timeout && mq->rsp_timeouts > qp->pipe.attr.retry_cnt) {
+		     mrxe_rsprec_lost(r, &e, qp->comp.psn));
+	act = mrxe_rsprec_on_deadline(r, &e, qp->pipe.attr.timeout ?
+				      qp->pipe.attr.retry_cnt : -1);
+	switch (act) {
+	case MRXE_RSPREC_RETRY_EXCEEDED:
 		if (req->head != req->fetched) {
 			w = mrxe_swqe_at(qp, req->head);
 			mrxe_comp_fail(qp, w, IB_WC_RETRY_EXC_ERR);
 		} else {
 			mrxe_pipe_set_error(qp);
 		}
-		return;
-	}
-	if (mq->rsp_probe && !mq->rsp_fast &&
-	    mrxe_meta_rsp_lost(qp, qp->comp.psn)) {
-		/*
-		 * The loss is evident already, but the gap round was not
-		 * armed: it waits reo_wnd, which may grow up to the RTO
-		 * (mrxe_sack_reo_wnd), and so is often later than this
-		 * probe deadline (TCG, 3% loss: reo_wnd 11-65 ms against
-		 * 2 SRTT of 4-17 ms).  Asking for one PSN here, as a probe
-		 * does, made a lost READ request a ladder: a later chunk's
-		 * response, or the probe's own (RFC 8985 6.2, by send time),
-		 * proves the next PSN's lost too, comp.psn moves by one, the
-		 * deadline restarts as a probe, and so on - 46 probes 18 ms
-		 * apart for one 64-PSN request.  Evidence is what RACK acts
-		 * on: ask for
-		 * comp.psn's run (up to its chunk's end, IBA 9.7.5.2.2),
-		 * a gap round without the reordering window, which the 2
-		 * SRTT since comp.psn stopped on it stand for here.  Only
-		 * comp.psn's run: the later holes may still be within
-		 * reo_wnd.
-		 */
+		break;
+	case MRXE_RSPREC_RUN_AT_COMP:
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_RSP_GAP);
-		mrxe_req_meta_rerequest(qp, qp->comp.psn, false, &last);
-	} else if (mq->rsp_probe && !mq->rsp_fast) {
-		/*
-		 * No evidence: a tail probe (RFC 8985 7.3) asks for the one
-		 * missing response only: under reordering the rest of the
-		 * run is mostly still on its way (every response of a
-		 * 64-PSN chunk came twice, nvme over netem "delay 1ms
-		 * 1ms").  Its response is evidence against the rest of the
-		 * run (a lost request: see above); a missing response that
-		 * did not come back after a lost probe is asked for with
-		 * its run by the backed-off deadline.
-		 */
+		break;
+	case MRXE_RSPREC_PROBE_ONE:
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_TLP);
-		mrxe_req_meta_rerequest(qp, qp->comp.psn, true, &last);
-	} else {
-		/* a gap: the holes known lost; a timeout: all of them */
-		if (!mrxe_meta_rerequest_runs(qp, mq->rsp_fast, now) &&
-		    mq->rsp_fast) {
-			/* the previous round asked for all of them: wait */
-			mq->rsp_fast = false;
-			mq->rsp_deadline_ns = now + mrxe_meta_rsp_wait(qp,
-							&mq->rsp_probe);
-			return;
-		}
-		mrxe_qp_counter_inc(qp, mq->rsp_fast ? MRXE_CNT_META_RSP_GAP :
-					MRXE_CNT_RETRANS_TIMEOUTS);
-		if (!mq->rsp_fast)
-			mq->rsp_timeouts++;
+		break;
+	case MRXE_RSPREC_GAP_RUNS:
+	case MRXE_RSPREC_TIMEOUT_RUNS:
+		mrxe_qp_counter_inc(qp, act == MRXE_RSPREC_GAP_RUNS ?
+				    MRXE_CNT_META_RSP_GAP :
+				    MRXE_CNT_RETRANS_TIMEOUTS);
 		/* lost responses: fewer of them in flight (mrxe_rspwnd.h) */
-		if (mrxe_rspwnd_loss(&mq->rspwnd, now,
-				     mrxe_rtt_srtt(&mq->snd.sb.rtt)))
+		if (mrxe_rspwnd_loss(&mq->rspwnd, e.now_ns, e.srtt_ns))
 			mrxe_qp_counter_inc(qp, MRXE_CNT_META_RSP_WND_CUTS);
+		break;
+	case MRXE_RSPREC_NONE:
+		break;
 	}
-	mq->rsp_fast = false;
-	mq->rsp_backoff++;
-	mq->rsp_deadline_ns = now + mrxe_meta_rsp_wait(qp, &mq->rsp_probe);
 }
 
 static void mrxe_meta_cumulative(struct mrxe_qp *qp, u32 epsn)
@@ -913,14 +786,7 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 		mq->exec_psn = psn;
 	if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
 		mrxe_rspwnd_got(&mq->rspwnd);
-	if (!mq->rsp_hi_valid || mrxe_psn_after(psn, mq->rsp_hi)) {
-		mq->rsp_hi = psn;
-		mq->rsp_hi_valid = true;
-	}
-	if (pm->rsp_rt)
-		mq->rsp_rack_rt_ns = max(mq->rsp_rack_rt_ns, pm->send_ns);
-	else
-		mq->rsp_rack_ns = max(mq->rsp_rack_ns, pm->send_ns);
+	mrxe_rsprec_on_response(&mq->rsprec, psn, pm->send_ns, pm->rsp_rt);
 	if (w->mask & MRXE_M_READ) {
 		off = (u32)mrxe_psn_diff(psn, w->first_psn) /
 		      MRXE_META_READ_CHUNK * MRXE_META_READ_CHUNK;

@@ -119,12 +119,7 @@ void mrxe_meta_snd_init(struct mrxe_qp *qp, u32 psn)
 	if (keep_rtt)
 		m->snd.sb.rtt = rtt;
 	m->retry_left = qp->pipe.attr.retry_cnt;
-	m->rsp_deadline_ns = 0;
-	m->rsp_backoff = 0;
-	m->rsp_timeouts = 0;
-	m->rsp_hi_valid = false;
-	m->rsp_rack_ns = 0;
-	m->rsp_rack_rt_ns = 0;
+	mrxe_rsprec_reset(&m->rsprec);
 	/*
 	 * READ response window: one chunk at least, the request window at
 	 * most; an RNR rewind keeps what was learnt, as the RTT above
@@ -192,8 +187,8 @@ void mrxe_meta_arm(struct mrxe_qp *qp)
 	if (!m || !qp->pipe.meta_tx || qp->pipe.dying)
 		return;
 	t = mrxe_sack_timer(&m->snd.sb, &kind);
-	if (m->rsp_deadline_ns && (!t || m->rsp_deadline_ns < t))
-		t = m->rsp_deadline_ns;
+	if (m->rsprec.deadline_ns && (!t || m->rsprec.deadline_ns < t))
+		t = m->rsprec.deadline_ns;
 	if (m->grace_until_ns && t && t < m->grace_until_ns)
 		t = m->grace_until_ns;
 	if (!t) {

@@ -18,6 +18,7 @@
 #include "mrxe_wire.h"
 #include "mrxe_meta.h"
 #include "mrxe_rspwnd.h"
+#include "mrxe_rsprec.h"
 
 struct mrxe_qp;
 struct mrxe_mr;
@@ -76,8 +77,9 @@ struct mrxe_loss_ops {
  * MetaRoCE per-QP state (mrxe_meta.c), allocated for RC QPs whose mode is
  * metaroce or auto; all of it is pipeline state (pipe.mutex), except
  * timer_fired (any context).  Sender half (requester + completer):
- * snd.sb, rsp_got, msn, retry_left, rsp_*; receiver half (responder): rcv.rw,
- * stash, ack_*.  Neither half touches the other's fields.
+ * snd.sb, rsp_got, msn, retry_left, rsprec, rsp_*; receiver half
+ * (responder): rcv.rw, stash, ack_*.  Neither half touches the other's
+ * fields.
  */
 #define MRXE_META_READ_CHUNK	64	/* PSNs per READ request packet */
 /* WQEs that complete with responses (READ, FLUSH, atomics, ATOMIC WRITE) */
@@ -105,26 +107,9 @@ struct mrxe_meta_qp {
 	 * a WQE without responses completes only below this point.
 	 */
 	u32	exec_psn;
-	u64	rsp_deadline_ns;	/* re-request missing responses, 0: off */
-	u32	rsp_psn;	/* comp.psn when rsp_deadline was set */
-	u8	rsp_backoff;	/* re-requests without progress */
-	/*
-	 * Of those, the ones a timeout sent (not a tail probe, not a gap
-	 * round): what retry_cnt bounds (IBA 9.7.6.1.3, C9-140).
-	 */
-	u8	rsp_timeouts;
-	bool	rsp_fast;	/* the deadline is a response-gap one */
-	bool	rsp_probe;	/* ... a tail probe (first wait, 2 SRTT) */
+	/* READ/atomic response recovery: deadline, evidence (mrxe_rsprec.h) */
+	struct mrxe_rsprec	rsprec;
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */
-	u32	rsp_hi;		/* newest PSN whose response arrived */
-	bool	rsp_hi_valid;
-	/*
-	 * Newest send time of a request answered: a first request
-	 * (rsp_rack_ns) or a re-request (rsp_rack_rt_ns), which the responder
-	 * may answer ahead of first requests it holds (mrxe_meta_rsp_lost).
-	 */
-	u64	rsp_rack_ns;
-	u64	rsp_rack_rt_ns;
 	struct mrxe_rspwnd	rspwnd;	/* responses in flight (AIMD) */
 	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);

@@ -760,7 +760,7 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	/*
 	 * The whole run was asked for again now (response loss by send time),
 	 * and its responses may overtake first requests the responder holds
-	 * (mrxe_meta_rsp_lost).  A probe (@one) is asked for when no response
+	 * (mrxe_rsprec_lost).  A probe (@one) is asked for when no response
 	 * came for 2 SRTT, the responder has nothing queued ahead of it.
 	 */
 	first->rsp_rt = !one;

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * READ/atomic response recovery.  See mrxe_rsprec.h for the rules and the
+ * invariant; the kernel glue is in mrxe_comp.c (mrxe_meta_rsp_*).
+ */
+#include "mrxe_rsprec.h"
+#include "mrxe_wire.h"
+
+void mrxe_rsprec_reset(struct mrxe_rsprec *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+void mrxe_rsprec_on_response(struct mrxe_rsprec *r, u32 psn, u64 send_ns,
+			     bool rt)
+{
+	if (!r->hi_valid || mrxe_psn_after(psn, r->hi)) {
+		r->hi = psn;
+		r->hi_valid = true;
+	}
+	if (rt)
+		r->rack_rt_ns = max(r->rack_rt_ns, send_ns);
+	else
+		r->rack_ns = max(r->rack_ns, send_ns);
+}
+
+/*
+ * How long a missing response may keep everyone waiting.  The first time
+ * (no re-request yet), a probe timeout as for a tail loss (RFC 8985 7.2:
+ * 2 SRTT plus the peer's delayed-ACK allowance, at most the RTO): the last
+ * responses of a READ have no later response to reveal their loss, and a
+ * needless re-request only costs duplicate responses (READ is idempotent,
+ * atomics are replayed, IBA 9.7.5.2.2).  After that the backed-off RTO.
+ */
+static u64 rsprec_wait(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
+{
+	r->probe = !r->backoff && e->srtt_ns &&
+		   2 * e->srtt_ns + e->delack_ns < e->rto_ns;
+	if (r->probe)
+		return 2 * e->srtt_ns + e->delack_ns;
+	return e->rto_ns << min_t(u8, r->backoff, 6);
+}
+
+/*
+ * Response loss by evidence, not only by timeout (RFC 8985's idea applied
+ * to responses): the responder executes READs and atomics in PSN order and
+ * sends a READ's responses in PSN order (IBA 9.7.4.1.6), so the missing
+ * response for @q is lost if a response for a later PSN arrived, or one
+ * whose request went out after @q's (RACK's send-time order: the response
+ * to a re-request or a probe proves the older requests' responses lost) -
+ * unless the network reordered them, which the reordering window allows
+ * for (the caller waits reo_wnd, at least MRXE_RSPREC_REO_NS).
+ * Re-requests are the exception to that order: a duplicate READ is
+ * answered at the next message boundary, ahead of first requests the
+ * responder holds but has not executed (mrxe_resp.c, resp_meta_drain).
+ * So the response to a re-requested run is evidence only against older
+ * re-requested runs: taken against first requests, one spurious
+ * re-request condemned every chunk still queued at the responder (15 runs
+ * asked for twice in a lossless ib_read_bw).  A tail probe's response
+ * counts against all: it is sent when no response came for 2 SRTT.
+ */
+bool mrxe_rsprec_lost(const struct mrxe_rsprec *r,
+		      const struct mrxe_rsprec_env *e, u32 q)
+{
+	u64 send_ns;
+	bool rt;
+
+	if (r->hi_valid && mrxe_psn_after(r->hi, q))
+		return true;
+	if (!e->ops->sent(e->ctx, q, &send_ns, &rt))
+		return false;
+	return send_ns < r->rack_ns || (rt && send_ns < r->rack_rt_ns);
+}
+
+/*
+ * Evidence that comp.psn's response was lost: re-request after the
+ * reordering window.  Once per missing PSN: after a re-request the
+ * ordinary backed-off deadline applies until comp.psn moves.  When the
+ * window ends after the probe deadline, that deadline asks for the run
+ * (mrxe_rsprec_on_deadline).
+ */
+void mrxe_rsprec_gap(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
+{
+	u64 at;
+
+	if (!r->deadline_ns || r->backoff || r->fast ||
+	    !mrxe_rsprec_lost(r, e, e->comp_psn))
+		return;
+	at = e->now_ns + max_t(u64, e->reo_wnd_ns, MRXE_RSPREC_REO_NS);
+	if (at < r->deadline_ns) {
+		r->deadline_ns = at;
+		r->fast = true;
+	}
+}
+
+bool mrxe_rsprec_advance(struct mrxe_rsprec *r,
+			 const struct mrxe_rsprec_env *e, u32 una)
+{
+	/* an old hi would look new again once the PSNs wrap */
+	if (r->hi_valid && !mrxe_psn_after(r->hi, e->comp_psn))
+		r->hi_valid = false;
+	if (e->comp_psn == una) {
+		r->deadline_ns = 0;
+		r->backoff = 0;
+		r->timeouts = 0;
+		r->fast = false;
+		return true;
+	}
+	if (r->deadline_ns && e->comp_psn == r->psn)
+		return false;
+	if (e->comp_psn != r->psn) {
+		r->backoff = 0;
+		r->timeouts = 0;
+	}
+	r->fast = false;
+	r->psn = e->comp_psn;
+	r->deadline_ns = e->now_ns + rsprec_wait(r, e);
+	/*
+	 * comp.psn moved onto a missing response while later ones are here
+	 * already: that is gap evidence too (a hole left by a burst loss;
+	 * without this each hole waited for the tail probe in turn).
+	 */
+	mrxe_rsprec_gap(r, e);
+	return false;
+}
+
+/*
+ * Ask again for every run of missing responses from comp.psn on, at most
+ * MRXE_RSPREC_RUNS runs: one deadline repairs all the holes a burst loss
+ * left, instead of one hole per deadline (a 1 MiB READ through a 16 Mbit/s
+ * ECMP fabric took 137 s that way).  @fast (a gap): the runs whose loss is
+ * evident (mrxe_rsprec_lost); else (a timeout) all of them.  A run whose
+ * request went out less than an SRTT ago (asked for by the previous round)
+ * is left alone, except comp.psn's own run after a timeout.  Returns the
+ * number of runs asked for.
+ */
+static u32 rsprec_runs(const struct mrxe_rsprec *r,
+		       const struct mrxe_rsprec_env *e, bool fast)
+{
+	u64 young = e->srtt_ns ? e->srtt_ns : e->rto_ns, send_ns;
+	u32 q = e->comp_psn, last, runs = 0;
+	bool rt;
+
+	while (mrxe_psn_before(q, e->nxt) && runs < MRXE_RSPREC_RUNS) {
+		if (!e->ops->missing(e->ctx, q) ||
+		    (fast && !mrxe_rsprec_lost(r, e, q)) ||
+		    ((fast || q != e->comp_psn) &&
+		     e->ops->sent(e->ctx, q, &send_ns, &rt) &&
+		     send_ns + young > e->now_ns)) {
+			q = mrxe_psn_add(q, 1);
+			continue;
+		}
+		if (e->ops->rerequest(e->ctx, q, false, &last))
+			break;
+		runs++;
+		q = mrxe_psn_add(last, 1);
+	}
+	return runs;
+}
+
+enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
+						const struct mrxe_rsprec_env *e,
+						int retry_cnt)
+{
+	enum mrxe_rsprec_action act;
+	u32 last;
+
+	if (!mrxe_rsprec_due(r, e->now_ns))
+		return MRXE_RSPREC_NONE;
+	/*
+	 * Only timeouts spend the retry budget: a tail probe is not a
+	 * retransmission timeout (RFC 8985 7.3), a gap round is evidence
+	 * (a fast retransmit).  Counting them failed 32 MiB READs at 3% loss
+	 * with retry_cnt 2 (3 of 3 runs), and 8 MiB ones at 1% now and then.
+	 */
+	if (retry_cnt >= 0 && r->timeouts > retry_cnt)
+		return MRXE_RSPREC_RETRY_EXCEEDED;
+	if (r->probe && !r->fast && mrxe_rsprec_lost(r, e, e->comp_psn)) {
+		/*
+		 * The loss is evident already, but the gap round was not
+		 * armed: it waits reo_wnd, which may grow up to the RTO
+		 * (mrxe_sack_reo_wnd), and so is often later than this
+		 * probe deadline (TCG, 3% loss: reo_wnd 11-65 ms against
+		 * 2 SRTT of 4-17 ms).  Asking for one PSN here, as a probe
+		 * does, made a lost READ request a ladder: a later chunk's
+		 * response, or the probe's own (RFC 8985 6.2, by send time),
+		 * proves the next PSN's lost too, comp.psn moves by one, the
+		 * deadline restarts as a probe, and so on - 46 probes 18 ms
+		 * apart for one 64-PSN request.  Evidence is what RACK acts
+		 * on: ask for comp.psn's run (up to its chunk's end, IBA
+		 * 9.7.5.2.2), a gap round without the reordering window,
+		 * which the 2 SRTT since comp.psn stopped on it stand for
+		 * here.  Only comp.psn's run: the later holes may still be
+		 * within reo_wnd.
+		 */
+		act = MRXE_RSPREC_RUN_AT_COMP;
+		e->ops->rerequest(e->ctx, e->comp_psn, false, &last);
+	} else if (r->probe && !r->fast) {
+		/*
+		 * No evidence: a tail probe (RFC 8985 7.3) asks for the one
+		 * missing response only: under reordering the rest of the
+		 * run is mostly still on its way (every response of a
+		 * 64-PSN chunk came twice, nvme over netem "delay 1ms
+		 * 1ms").  Its response is evidence against the rest of the
+		 * run (a lost request: see above); a missing response that
+		 * did not come back after a lost probe is asked for with
+		 * its run by the backed-off deadline.
+		 */
+		act = MRXE_RSPREC_PROBE_ONE;
+		e->ops->rerequest(e->ctx, e->comp_psn, true, &last);
+	} else {
+		/* a gap: the holes known lost; a timeout: all of them */
+		if (!rsprec_runs(r, e, r->fast) && r->fast) {
+			/* the previous round asked for all of them: wait */
+			r->fast = false;
+			r->deadline_ns = e->now_ns + rsprec_wait(r, e);
+			return MRXE_RSPREC_NONE;
+		}
+		act = r->fast ? MRXE_RSPREC_GAP_RUNS : MRXE_RSPREC_TIMEOUT_RUNS;
+		if (!r->fast)
+			r->timeouts++;
+	}
+	r->fast = false;
+	r->backoff++;
+	r->deadline_ns = e->now_ns + rsprec_wait(r, e);
+	return act;
+}

@@ -1,0 +1,1065 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+// Unit tests for drivers/proto/mrxe_rsprec.{h,c}: READ/atomic response
+// recovery.  First each rule alone against a scripted requester (the
+// per-PSN facts the kernel keeps in its meta ring), then a seeded
+// randomized simulation: a requester issuing READs in 64-PSN chunks to a
+// model responder over a lossy, reordering, duplicating channel.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <queue>
+#include <random>
+#include <vector>
+
+extern "C" {
+#include "mrxe_rsprec.h"
+#include "mrxe_rtt.h"
+#include "mrxe_wire.h"
+}
+#include "sim_seeds.h"
+
+namespace {
+
+constexpr u64 kUs = 1000, kMs = 1000 * kUs;
+constexpr u64 kDelackNs = 1 * kMs;
+
+// ---- deterministic rules: a scripted requester ----
+
+struct Rerequest {
+	u32 psn, last;
+	bool one;
+};
+
+// Per-PSN facts from @base on, as the kernel's meta ring holds them.
+struct Script {
+	u32 base = MRXE_PSN_MASK - 10;	// the PSNs wrap in every test
+	u32 n = 0;			// PSNs sent: [base, base + n)
+	u32 chunk = 64;			// a run ends at a chunk's end
+	std::vector<bool> got;
+	std::vector<u64> send_ns;
+	std::vector<bool> rt;
+	std::vector<Rerequest> asked;
+	u64 now = 0;
+	int fail = 0;			// rerequest() fails this many times
+
+	struct mrxe_rsprec r;
+	struct mrxe_rsprec_env e;
+	struct mrxe_rsprec_ops ops;
+
+	u32 psn(u32 i) const { return mrxe_psn_add(base, i); }
+	int idx(u32 q) const
+	{
+		s32 d = mrxe_psn_diff(q, base);
+
+		return d >= 0 && (u32)d < n ? d : -1;
+	}
+
+	static bool missing_cb(void *ctx, u32 q)
+	{
+		Script *s = static_cast<Script *>(ctx);
+		int i = s->idx(q);
+
+		return i >= 0 && !s->got[i];
+	}
+	static bool sent_cb(void *ctx, u32 q, u64 *send_ns, bool *rt)
+	{
+		Script *s = static_cast<Script *>(ctx);
+		int i = s->idx(q);
+
+		if (i < 0)
+			return false;
+		*send_ns = s->send_ns[i];
+		*rt = s->rt[i];
+		return true;
+	}
+	static int rerequest_cb(void *ctx, u32 q, bool one, u32 *last)
+	{
+		Script *s = static_cast<Script *>(ctx);
+		int i = s->idx(q), j = i;
+
+		if (s->fail) {
+			s->fail--;
+			return -1;
+		}
+		if (!one)
+			while ((u32)(j + 1) < s->n && (j + 1) % s->chunk &&
+			       !s->got[j + 1])
+				j++;
+		for (int k = i; k <= j; k++) {
+			s->send_ns[k] = s->now;
+			s->rt[k] = !one;
+		}
+		*last = s->psn(j);
+		s->asked.push_back({ q, *last, one });
+		return 0;
+	}
+
+	Script(u32 npsn, u64 srtt = 1 * kMs, u64 rto = 10 * kMs,
+	       u64 reo = 250 * kUs)
+	{
+		n = npsn;
+		got.assign(n, false);
+		send_ns.assign(n, 0);
+		rt.assign(n, false);
+		ops = { missing_cb, sent_cb, rerequest_cb };
+		mrxe_rsprec_reset(&r);
+		e = {};
+		e.ops = &ops;
+		e.ctx = this;
+		e.srtt_ns = srtt;
+		e.rto_ns = rto;
+		e.delack_ns = 1 * kMs;
+		e.reo_wnd_ns = reo;
+		e.comp_psn = base;
+		e.nxt = psn(n);
+	}
+	// all PSNs sent at @t as first requests
+	void sent_all(u64 t)
+	{
+		std::fill(send_ns.begin(), send_ns.end(), t);
+	}
+	// a response for index @i arrives (no comp.psn move)
+	void respond(u32 i)
+	{
+		got[i] = true;
+		mrxe_rsprec_on_response(&r, psn(i), send_ns[i], rt[i]);
+	}
+	// comp.psn = index @i; una: index @una_i
+	bool advance(u32 i, u32 una_i)
+	{
+		e.now_ns = now;
+		e.comp_psn = psn(i);
+		return mrxe_rsprec_advance(&r, &e, psn(una_i));
+	}
+	void gap()
+	{
+		e.now_ns = now;
+		mrxe_rsprec_gap(&r, &e);
+	}
+	enum mrxe_rsprec_action deadline(int retry_cnt = 7)
+	{
+		now = r.deadline_ns;
+		e.now_ns = now;
+		return mrxe_rsprec_on_deadline(&r, &e, retry_cnt);
+	}
+	bool lost(u32 i)
+	{
+		e.now_ns = now;
+		return mrxe_rsprec_lost(&r, &e, psn(i));
+	}
+};
+
+// Nothing missing: no deadline; a missing response: a tail probe first
+// (2 SRTT + delack), which asks for that PSN alone; then the RTO, doubled
+// for each re-request without progress, which asks for the runs.
+TEST(RspRec, ProbeFirstThenBackedOffTimeouts)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.now = 100 * kUs;
+	EXPECT_TRUE(s.advance(0, 0));
+	EXPECT_EQ(s.r.deadline_ns, 0u);
+	EXPECT_FALSE(mrxe_rsprec_due(&s.r, s.now));
+	EXPECT_EQ(mrxe_rsprec_on_deadline(&s.r, &s.e, 7), MRXE_RSPREC_NONE);
+
+	EXPECT_FALSE(s.advance(0, 64));
+	EXPECT_TRUE(s.r.probe);
+	EXPECT_EQ(s.r.deadline_ns, 100 * kUs + 3 * kMs);
+	// not due a nanosecond early
+	s.e.now_ns = s.r.deadline_ns - 1;
+	EXPECT_EQ(mrxe_rsprec_on_deadline(&s.r, &s.e, 7), MRXE_RSPREC_NONE);
+	EXPECT_TRUE(s.asked.empty());
+
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_PROBE_ONE);
+	ASSERT_EQ(s.asked.size(), 1u);
+	EXPECT_TRUE(s.asked[0].one);
+	EXPECT_EQ(s.asked[0].psn, s.psn(0));
+	EXPECT_FALSE(s.r.probe);
+	EXPECT_EQ(s.r.backoff, 1);
+	EXPECT_EQ(s.r.timeouts, 0);
+	EXPECT_EQ(s.r.deadline_ns, s.now + (10 * kMs << 1));
+
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_TIMEOUT_RUNS);
+	ASSERT_EQ(s.asked.size(), 2u);
+	EXPECT_FALSE(s.asked[1].one);
+	EXPECT_EQ(s.asked[1].last, s.psn(63));
+	EXPECT_EQ(s.r.timeouts, 1);
+	EXPECT_EQ(s.r.deadline_ns, s.now + (10 * kMs << 2));
+	// the backoff stops doubling at 64 x RTO
+	for (int i = 0; i < 8; i++)
+		s.deadline(-1);
+	EXPECT_EQ(s.r.deadline_ns, s.now + (10 * kMs << 6));
+}
+
+// No probe without an SRTT, or when 2 SRTT + delack reaches the RTO.
+TEST(RspRec, NoProbeWithoutSrttOrWhenNotShorterThanRto)
+{
+	Script a(8, 0, 10 * kMs);
+
+	a.advance(0, 8);
+	EXPECT_FALSE(a.r.probe);
+	EXPECT_EQ(a.r.deadline_ns, 10 * kMs);
+	EXPECT_EQ(a.deadline(), MRXE_RSPREC_TIMEOUT_RUNS);
+
+	Script b(8, 4500 * kUs, 10 * kMs);	// 2 x 4.5 + 1 = 10 ms
+
+	b.advance(0, 8);
+	EXPECT_FALSE(b.r.probe);
+	EXPECT_EQ(b.r.deadline_ns, 10 * kMs);
+}
+
+// The deadline runs for comp.psn: it is not restarted while comp.psn
+// stays, and comp.psn's move resets the backoff and the retry budget.
+TEST(RspRec, DeadlineFollowsCompPsn)
+{
+	Script s(128);
+
+	s.sent_all(0);
+	s.advance(0, 128);
+	u64 d = s.r.deadline_ns;
+
+	s.now = 1 * kMs;
+	s.advance(0, 128);
+	EXPECT_EQ(s.r.deadline_ns, d);
+	s.deadline();
+	s.deadline();
+	EXPECT_EQ(s.r.backoff, 2);
+	EXPECT_EQ(s.r.timeouts, 1);
+	s.respond(0);
+	s.advance(1, 128);
+	EXPECT_EQ(s.r.backoff, 0);
+	EXPECT_EQ(s.r.timeouts, 0);
+	EXPECT_TRUE(s.r.probe);
+	EXPECT_EQ(s.r.psn, s.psn(1));
+	// reset forgets everything
+	mrxe_rsprec_reset(&s.r);
+	EXPECT_EQ(s.r.deadline_ns, 0u);
+	EXPECT_FALSE(s.r.hi_valid);
+}
+
+// A response for a later PSN proves the earlier missing ones lost (PSN
+// order), not the later ones; once comp.psn passes it, it is forgotten
+// (it would look new again after the 24-bit wrap).
+TEST(RspRec, LostByNewerResponse)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.respond(10);
+	EXPECT_TRUE(s.lost(0));
+	EXPECT_TRUE(s.lost(9));
+	EXPECT_FALSE(s.lost(10));
+	EXPECT_FALSE(s.lost(11));
+	s.advance(11, 64);
+	EXPECT_FALSE(s.r.hi_valid);
+	EXPECT_FALSE(s.lost(0));
+}
+
+// RACK's send-time rule: the response to a request sent later proves a
+// first request's response lost, whatever the PSNs.
+TEST(RspRec, LostBySendTime)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	for (u32 i = 32; i < 64; i++)
+		s.send_ns[i] = 1 * kMs;	// a later chunk, sent later
+	// the response for PSN 40 is newer by PSN, hi covers 0..39
+	s.respond(40);
+	EXPECT_TRUE(s.lost(39));
+	EXPECT_FALSE(s.lost(41));	// same send time: not proof
+	// a probe's answer (one PSN, not a run: counts against all) for 0
+	s.now = 3 * kMs;
+	s.send_ns[0] = s.now;
+	s.rt[0] = false;
+	s.respond(0);
+	EXPECT_TRUE(s.lost(41));	// sent at 1 ms < 3 ms
+	EXPECT_TRUE(s.lost(63));
+}
+
+// A re-requested run is answered ahead of the first requests the
+// responder holds: its response proves only older re-requested runs lost.
+TEST(RspRec, ReRequestResponsesCountOnlyAgainstReRequests)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.rt[5] = true;			// re-requested at 0
+	s.send_ns[20] = 2 * kMs;	// re-requested run at 2 ms
+	s.rt[20] = true;
+	s.respond(20);
+	s.advance(0, 64);
+	s.r.hi_valid = false;		// PSN order aside: send time only
+	EXPECT_EQ(s.r.rack_rt_ns, 2 * kMs);
+	EXPECT_EQ(s.r.rack_ns, 0u);
+	EXPECT_FALSE(s.lost(0));	// a first request: not proven
+	EXPECT_TRUE(s.lost(5));		// an older re-request: lost
+	// a first request's response counts against both
+	s.send_ns[30] = 3 * kMs;
+	s.respond(30);
+	s.r.hi_valid = false;
+	EXPECT_TRUE(s.lost(0));
+	EXPECT_EQ(s.r.rack_ns, 3 * kMs);
+	// nothing is known of a PSN not sent: not lost by send time
+	EXPECT_FALSE(mrxe_rsprec_lost(&s.r, &s.e, s.psn(64)));
+}
+
+// Evidence arms a gap round after the reordering window (at least
+// MRXE_RSPREC_REO_NS), only if that is earlier than the deadline, only
+// once per missing PSN and never after a re-request.
+TEST(RspRec, GapArmedOnlyWhenEarlierThanDeadline)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.advance(0, 64);
+	s.gap();			// no evidence: nothing
+	EXPECT_FALSE(s.r.fast);
+	s.now = 1 * kMs;
+	s.respond(3);
+	s.gap();
+	EXPECT_TRUE(s.r.fast);
+	EXPECT_EQ(s.r.deadline_ns, 1 * kMs + 500 * kUs);	// the floor
+	s.now = 1100 * kUs;
+	s.gap();			// armed already: unchanged
+	EXPECT_EQ(s.r.deadline_ns, 1 * kMs + 500 * kUs);
+
+	// a window past the probe deadline: the probe deadline stays
+	Script b(64, 1 * kMs, 10 * kMs, 4 * kMs);
+
+	b.sent_all(0);
+	b.advance(0, 64);
+	b.respond(3);
+	b.gap();
+	EXPECT_FALSE(b.r.fast);
+	EXPECT_EQ(b.r.deadline_ns, 3 * kMs);
+
+	// after a re-request (backoff) evidence waits for the deadline
+	Script c(64);
+
+	c.sent_all(0);
+	c.advance(0, 64);
+	c.deadline();			// probe
+	c.respond(3);
+	u64 d = c.r.deadline_ns;
+
+	c.gap();
+	EXPECT_FALSE(c.r.fast);
+	EXPECT_EQ(c.r.deadline_ns, d);
+
+	// comp.psn moving onto a hole with later responses arms it at once
+	Script m(64);
+
+	m.sent_all(0);
+	m.respond(0);
+	m.respond(2);
+	m.now = 1 * kMs;
+	m.advance(1, 64);
+	EXPECT_TRUE(m.r.fast);
+	EXPECT_EQ(m.r.deadline_ns, 1 * kMs + 500 * kUs);
+}
+
+// A gap round asks for the runs whose loss is evident, and not the young
+// ones; with nothing to ask it waits (no backoff, not a timeout).
+TEST(RspRec, GapRoundAsksForEvidentRunsOnly)
+{
+	Script s(256);
+
+	s.sent_all(0);
+	s.now = 5 * kMs;
+	// chunk 0: 0..9 missing, chunk 1: 64..69 missing; 70 arrived
+	for (u32 i = 10; i < 64; i++)
+		s.respond(i);
+	s.respond(70);
+	s.advance(0, 256);
+	ASSERT_TRUE(s.r.fast);
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_GAP_RUNS);
+	ASSERT_EQ(s.asked.size(), 2u);
+	EXPECT_EQ(s.asked[0].psn, s.psn(0));
+	EXPECT_EQ(s.asked[0].last, s.psn(9));
+	EXPECT_EQ(s.asked[1].psn, s.psn(64));
+	EXPECT_EQ(s.asked[1].last, s.psn(69));
+	EXPECT_EQ(s.r.timeouts, 0);	// evidence, not a timeout
+	EXPECT_EQ(s.r.backoff, 1);
+	EXPECT_FALSE(s.r.probe);
+}
+
+TEST(RspRec, GapRoundWithOnlyYoungRunsWaits)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.respond(5);
+	s.now = 200 * kUs;		// within an SRTT of the send
+	s.advance(0, 64);
+	ASSERT_TRUE(s.r.fast);
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_NONE);
+	EXPECT_TRUE(s.asked.empty());
+	EXPECT_FALSE(s.r.fast);
+	EXPECT_EQ(s.r.backoff, 0);
+	EXPECT_TRUE(s.r.probe);		// the probe deadline again
+	EXPECT_EQ(s.r.deadline_ns, s.now + 3 * kMs);
+}
+
+// A timeout asks for every missing run, skipping young ones except
+// comp.psn's own, at most MRXE_RSPREC_RUNS of them.
+TEST(RspRec, TimeoutRunsSkipYoungButCompPsn)
+{
+	Script s(64 * 40, 0, 10 * kMs);	// no SRTT: young is the RTO
+
+	s.sent_all(0);
+	for (u32 k = 0; k < 40; k++)	// every chunk: PSN 0..62 missing
+		s.respond(64 * k + 63);
+	s.send_ns[0] = 9 * kMs;		// comp.psn's run young
+	s.send_ns[64] = 9 * kMs;	// chunk 1's run young
+	s.now = 10 * kMs;
+	s.advance(0, 64 * 40);
+	s.r.fast = false;		// take the timeout path
+	s.r.deadline_ns = s.now;
+	s.r.probe = false;
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_TIMEOUT_RUNS);
+	ASSERT_EQ(s.asked.size(), (size_t)MRXE_RSPREC_RUNS);
+	EXPECT_EQ(s.asked[0].psn, s.psn(0));
+	EXPECT_EQ(s.asked[0].last, s.psn(62));
+	// chunk 1's run starts young: its next PSN is the first asked
+	EXPECT_EQ(s.asked[1].psn, s.psn(65));
+	EXPECT_EQ(s.asked[2].psn, s.psn(128));
+	EXPECT_EQ(s.r.timeouts, 1);
+	// a failing re-request stops the round
+	Script f(128);
+
+	f.sent_all(0);
+	f.advance(0, 128);
+	f.r.probe = false;
+	f.fail = 1;
+	EXPECT_EQ(f.deadline(), MRXE_RSPREC_TIMEOUT_RUNS);
+	EXPECT_TRUE(f.asked.empty());
+}
+
+// a064191: a probe deadline whose loss is evident (the gap round waits a
+// longer reo_wnd) asks for comp.psn's run, not one PSN.
+TEST(RspRec, EvidentLossAtProbeDeadlineAsksForTheRun)
+{
+	Script s(64, 1 * kMs, 10 * kMs, 6 * kMs);
+
+	s.sent_all(0);
+	s.advance(0, 64);
+	s.respond(40);
+	s.gap();
+	ASSERT_FALSE(s.r.fast);
+	ASSERT_TRUE(s.r.probe);
+	EXPECT_EQ(s.deadline(), MRXE_RSPREC_RUN_AT_COMP);
+	ASSERT_EQ(s.asked.size(), 1u);
+	EXPECT_FALSE(s.asked[0].one);
+	EXPECT_EQ(s.asked[0].psn, s.psn(0));
+	EXPECT_EQ(s.asked[0].last, s.psn(39));
+	EXPECT_EQ(s.r.timeouts, 0);
+	EXPECT_EQ(s.r.backoff, 1);
+}
+
+// Only timeouts spend the retry budget: probes and gap rounds do not.
+TEST(RspRec, RetryBudgetSpentByTimeoutsOnly)
+{
+	Script s(64);
+
+	s.sent_all(0);
+	s.advance(0, 64);
+	EXPECT_EQ(s.deadline(0), MRXE_RSPREC_PROBE_ONE);
+	EXPECT_EQ(s.r.timeouts, 0);
+	EXPECT_EQ(s.deadline(0), MRXE_RSPREC_TIMEOUT_RUNS);
+	EXPECT_EQ(s.r.timeouts, 1);
+	// retry_cnt 0: one timeout allowed, the next deadline fails
+	u8 backoff = s.r.backoff;
+
+	EXPECT_EQ(s.deadline(0), MRXE_RSPREC_RETRY_EXCEEDED);
+	EXPECT_EQ(s.r.backoff, backoff);	// nothing changed
+	EXPECT_EQ(s.deadline(1), MRXE_RSPREC_TIMEOUT_RUNS);
+	EXPECT_EQ(s.deadline(-1), MRXE_RSPREC_TIMEOUT_RUNS);
+	EXPECT_EQ(s.r.timeouts, 3);
+
+	// gap rounds: many, no timeout spent
+	Script g(64 * 8);
+
+	g.sent_all(0);
+	for (int k = 0; k < 8; k++) {
+		g.now += 5 * kMs;
+		g.respond(64 * k + 63);
+		g.advance(64 * k, 64 * 8);
+		g.gap();
+		ASSERT_TRUE(g.r.fast);
+		EXPECT_EQ(g.deadline(0), MRXE_RSPREC_GAP_RUNS);
+		for (u32 i = 64 * k; i < 64u * k + 63; i++)
+			g.respond(i);
+	}
+	EXPECT_EQ(g.r.timeouts, 0u);
+}
+
+// ---- randomized simulation ----
+//
+// A requester issues READs (1..512 PSNs, qd of them outstanding) in 64-PSN
+// chunks, at most kWnd PSNs past comp.psn.  The model responder executes
+// first requests in PSN order (holding later ones until the earlier
+// arrive) and answers each request, first or duplicate, with its run of
+// responses in order on its link (one per kRspGapNs; a duplicate goes
+// ahead of the queued first requests, at the next run boundary, as
+// resp_meta_drain does).  Both directions lose, jitter, reorder and
+// duplicate packets.  The requester is the kernel's glue in small, with
+// the kernel's RTT estimator (mrxe_rtt) fed by each chunk's first
+// response: a chunk any of whose responses arrived counts as delivered on
+// the scoreboard (mrxe_meta_local_sack); a chunk none of whose responses
+// arrived is the scoreboard's (mrxe_sack) to resend, modelled as an RTO
+// per chunk with the run re-requested (rt) - the response engine only
+// works between comp.psn and that point (una), as in the kernel.
+struct SimCfg {
+	u32 npsn = 16384;		// READ PSNs per run
+	u64 delay = 50 * kUs;		// one way
+	u64 jitter = 0;			// + uniform [0, jitter)
+	double reorder = 0;		// + 3 x delay with this probability
+	double loss_req = 0, loss_rsp = 0, dup = 0;
+	bool reo_wnd_rto = false;	// reo_wnd the RTO (TCG), else SRTT/4
+	int retry_cnt = 7;		// < 0: no limit
+	u32 qd = 4;			// READs outstanding at most
+};
+
+struct SimResult {
+	u64 reads = 0, lost_req = 0, lost_rsp = 0, lost_req_psns = 0;
+	u64 rerequested = 0;		// PSNs asked for again by rsprec
+	u64 probes = 0, run_at_comp = 0, gaps = 0, timeouts = 0;
+	u64 sb_resends = 0;		// scoreboard-model request resends
+	u64 worst_read_ns = 0;		// first send to completion
+	u64 end_ns = 0;
+	bool retry_exceeded = false;
+	std::map<u32, u32> probes_per_psn;	// comp.psn -> probes
+};
+
+constexpr u32 kWnd = 512;
+constexpr u64 kRspGapNs = 2 * kUs;	// the responder's link, per response
+
+class Sim {
+	struct Pkt {
+		u64 at;
+		bool to_resp;		// request (to the responder) or response
+		u32 a, b;		// request: [a, b]; response: a
+		u64 seq;
+		bool operator>(const Pkt &o) const
+		{
+			return at != o.at ? at > o.at : seq > o.seq;
+		}
+	};
+	struct Read {
+		u32 first, last;
+		u64 start_ns;
+		bool done;
+	};
+
+	SimCfg c_;
+	std::mt19937_64 rng_;
+	std::priority_queue<Pkt, std::vector<Pkt>, std::greater<Pkt>> net_;
+	u64 seq_ = 0, now_ = 0;
+	u32 isn_, total_;
+	// requester, by index from isn_
+	std::vector<bool> got_, chunk_sacked_;
+	std::vector<u64> send_ns_, chunk_sent_ns_;
+	std::vector<u8> chunk_backoff_;
+	std::vector<bool> rt_;
+	std::vector<u32> chunk_first_, chunk_last_;	// per PSN
+	std::vector<Read> reads_;
+	u32 nxt_ = 0, comp_ = 0, una_ = 0;	// indices
+	size_t next_read_ = 0, done_reads_ = 0;
+	// responder: first requests held for order, runs queued on its link
+	u32 epsn_ = 0;
+	std::map<u32, u32> held_;
+	std::deque<std::pair<u32, u32>> outq_;	// runs to send, in order
+	bool out_busy_ = false;		// outq_.front() is being sent
+	u64 link_free_ = 0;
+	struct mrxe_rtt rtt_;
+	struct mrxe_rsprec r_;
+	struct mrxe_rsprec_ops ops_;
+	SimResult *res_ = nullptr;
+
+	double u() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
+	u32 psn(u32 i) const { return mrxe_psn_add(isn_, i); }
+	u32 idx(u32 q) const { return (u32)mrxe_psn_diff(q, isn_); }
+
+	void xmit(bool to_resp, u32 a, u32 b, u64 at)
+	{
+		int copies = u() < c_.dup ? 2 : 1;
+
+		if (u() < (to_resp ? c_.loss_req : c_.loss_rsp)) {
+			if (to_resp) {
+				res_->lost_req++;
+				res_->lost_req_psns += mrxe_psn_diff(b, a) + 1;
+			} else {
+				res_->lost_rsp++;
+			}
+			return;
+		}
+		while (copies--) {
+			u64 d = c_.delay;
+
+			if (c_.jitter)
+				d += rng_() % c_.jitter;
+			if (u() < c_.reorder)
+				d += 3 * c_.delay;
+			net_.push({ at + d, to_resp, a, b, seq_++ });
+		}
+	}
+
+	void env(struct mrxe_rsprec_env *e)
+	{
+		*e = {};
+		e->ops = &ops_;
+		e->ctx = this;
+		e->now_ns = now_;
+		e->srtt_ns = mrxe_rtt_srtt(&rtt_);
+		e->rto_ns = mrxe_rtt_rto(&rtt_);
+		e->delack_ns = kDelackNs;
+		e->reo_wnd_ns = c_.reo_wnd_rto ? e->rto_ns : e->srtt_ns / 4;
+		e->comp_psn = psn(comp_);
+		e->nxt = psn(nxt_);
+	}
+
+	static bool missing_cb(void *ctx, u32 q)
+	{
+		Sim *s = static_cast<Sim *>(ctx);
+		u32 i = s->idx(q);
+
+		return i < s->nxt_ && !s->got_[i];
+	}
+	static bool sent_cb(void *ctx, u32 q, u64 *send_ns, bool *rt)
+	{
+		Sim *s = static_cast<Sim *>(ctx);
+		u32 i = s->idx(q);
+
+		if (i >= s->nxt_)
+			return false;
+		*send_ns = s->send_ns_[i];
+		*rt = s->rt_[i];
+		return true;
+	}
+	// mrxe_meta_resend: @q alone, or its run of wanted PSNs to the
+	// chunk's end
+	u32 resend(u32 i, bool one, bool lost_run)
+	{
+		u32 j = i;
+
+		if (!one)
+			while (j < chunk_last_[i] &&
+			       (lost_run || !got_[j + 1]))
+				j++;
+		for (u32 k = i; k <= j; k++) {
+			send_ns_[k] = now_;
+			rt_[k] = !one;
+		}
+		xmit(true, psn(i), psn(j), now_);
+		return j;
+	}
+	static int rerequest_cb(void *ctx, u32 q, bool one, u32 *last)
+	{
+		Sim *s = static_cast<Sim *>(ctx);
+		u32 i = s->idx(q), j = s->resend(i, one, false);
+
+		s->res_->rerequested += j - i + 1;
+		*last = s->psn(j);
+		return 0;
+	}
+
+	void check_invariant()
+	{
+		// deadline off iff nothing missing below una; else for comp.psn
+		if (comp_ == una_)
+			ASSERT_EQ(r_.deadline_ns, 0u);
+		else
+			ASSERT_TRUE(r_.deadline_ns && r_.psn == psn(comp_));
+		ASSERT_LE(r_.timeouts, r_.backoff);
+	}
+
+	void advance()
+	{
+		struct mrxe_rsprec_env e;
+
+		while (una_ < nxt_ && chunk_sacked_[una_])
+			una_ = chunk_last_[una_] + 1;
+		while (comp_ < una_ && got_[comp_])
+			comp_++;
+		while (done_reads_ < next_read_ &&
+		       comp_ > reads_[done_reads_].last) {
+			Read &rd = reads_[done_reads_++];
+
+			rd.done = true;
+			res_->worst_read_ns = (std::max)(res_->worst_read_ns,
+						       now_ - rd.start_ns);
+		}
+		env(&e);
+		mrxe_rsprec_advance(&r_, &e, psn(una_));
+		check_invariant();
+	}
+
+	void send_new()
+	{
+		while (nxt_ < total_ && nxt_ - comp_ + 64 <= kWnd) {
+			u32 a = nxt_, b = chunk_last_[a];
+
+			if (chunk_first_[a] == reads_[next_read_].first) {
+				if (next_read_ - done_reads_ >= c_.qd)
+					break;
+				reads_[next_read_].start_ns = now_;
+				next_read_++;
+			}
+			for (u32 k = a; k <= b; k++)
+				send_ns_[k] = now_;
+			chunk_sent_ns_[a] = now_;
+			nxt_ = b + 1;
+			xmit(true, psn(a), psn(b), now_);
+		}
+	}
+
+	void responder(const Pkt &p)
+	{
+		u32 a = idx(p.a), b = idx(p.b);
+
+		if (a > epsn_) {	// a later first request: hold it
+			held_.emplace(a, b);
+			return;
+		}
+		if (b < epsn_) {
+			// a duplicate: answered at the next message boundary,
+			// ahead of the first requests queued (resp_meta_drain)
+			outq_.insert(outq_.begin() + (out_busy_ ? 1 : 0),
+				     { a, b });
+			return;
+		}
+		outq_.push_back({ a, b });
+		epsn_ = b + 1;
+		for (auto it = held_.begin(); it != held_.end() &&
+		     it->first <= epsn_; it = held_.erase(it)) {
+			if (it->second < epsn_)
+				continue;	// answered already
+			outq_.push_back({ it->first, it->second });
+			epsn_ = it->second + 1;
+		}
+	}
+
+	// the responder's link: one response per kRspGapNs, runs in order
+	u64 link_timer() const
+	{
+		return outq_.empty() ? 0 : (std::max)(link_free_, now_);
+	}
+	void link_send()
+	{
+		auto &run = outq_.front();
+
+		xmit(false, psn(run.first), psn(run.first), now_);
+		link_free_ = now_ + kRspGapNs;
+		out_busy_ = run.first != run.second;
+		if (out_busy_)
+			run.first++;
+		else
+			outq_.pop_front();
+	}
+
+	void response(const Pkt &p)
+	{
+		u32 i = idx(p.a);
+		struct mrxe_rsprec_env e;
+
+		if (i < comp_ || got_[i])
+			return;		// a duplicate
+		got_[i] = true;
+		// the first response of a chunk SACKs it (Karn: a chunk
+		// never resent gives an RTT sample, as the scoreboard's)
+		if (!chunk_sacked_[chunk_first_[i]] &&
+		    !chunk_backoff_[chunk_first_[i]] && !rt_[i] &&
+		    send_ns_[i] == chunk_sent_ns_[chunk_first_[i]])
+			mrxe_rtt_sample(&rtt_, now_ - send_ns_[i], now_);
+		chunk_sacked_[chunk_first_[i]] = true;
+		mrxe_rsprec_on_response(&r_, p.a, send_ns_[i], rt_[i]);
+		advance();
+		env(&e);
+		mrxe_rsprec_gap(&r_, &e);
+	}
+
+	// the scoreboard's part: a chunk without any response, resent after
+	// a backed-off RTO (as mrxe_sack would, by RTO at the latest)
+	u64 sb_timer()
+	{
+		u64 t = 0;
+
+		for (u32 a = una_; a < nxt_; a = chunk_last_[a] + 1) {
+			if (chunk_sacked_[a])
+				continue;
+			u64 at = chunk_sent_ns_[a] +
+				 (mrxe_rtt_rto(&rtt_) <<
+				  (std::min<u8>)(chunk_backoff_[a], 6));
+
+			if (!t || at < t)
+				t = at;
+		}
+		return t;
+	}
+	void sb_fire()
+	{
+		for (u32 a = una_; a < nxt_; a = chunk_last_[a] + 1) {
+			if (chunk_sacked_[a] || now_ < chunk_sent_ns_[a] +
+			    (mrxe_rtt_rto(&rtt_) <<
+				  (std::min<u8>)(chunk_backoff_[a], 6)))
+				continue;
+			chunk_backoff_[a]++;
+			chunk_sent_ns_[a] = now_;
+			res_->sb_resends++;
+			resend(a, false, true);
+		}
+	}
+
+public:
+	Sim(const SimCfg &c, unsigned seed) : c_(c), rng_(seed)
+	{
+		u32 i = 0;
+
+		isn_ = MRXE_PSN_MASK - (u32)(rng_() % 20000);	// wraps
+		while (i < c_.npsn) {
+			u32 len = 1 + (u32)(rng_() % 512);
+
+			if (len > c_.npsn - i)
+				len = c_.npsn - i;
+			reads_.push_back({ i, i + len - 1, 0, false });
+			for (u32 k = 0; k < len; k++) {
+				u32 f = i + k / 64 * 64;
+
+				chunk_first_.push_back(f);
+				chunk_last_.push_back((std::min)(f + 63,
+							       i + len - 1));
+			}
+			i += len;
+		}
+		total_ = i;
+		got_.assign(total_, false);
+		chunk_sacked_.assign(total_, false);
+		send_ns_.assign(total_, 0);
+		chunk_sent_ns_.assign(total_, 0);
+		chunk_backoff_.assign(total_, 0);
+		rt_.assign(total_, false);
+		ops_ = { missing_cb, sent_cb, rerequest_cb };
+		mrxe_rsprec_reset(&r_);
+		// the kernel's estimator scaled down (RTO floor 50 ms there)
+		mrxe_rtt_init(&rtt_, 5 * kMs, 1000 * kMs, 10 * kMs,
+			      10000 * kMs);
+	}
+
+	// false: not finished within @limit_ns of simulated time
+	bool run(SimResult *res, u64 limit_ns = 60ULL * 1000 * kMs)
+	{
+		res_ = res;
+		send_new();
+		while (done_reads_ < reads_.size()) {
+			u64 t = net_.empty() ? 0 : net_.top().at;
+			u64 sb = sb_timer(), rd = r_.deadline_ns;
+			u64 lk = link_timer();
+
+			if (sb && (!t || sb < t))
+				t = sb;
+			if (lk && (!t || lk < t))
+				t = lk;
+			if (rd && (!t || rd < t))
+				t = rd;
+			if (!t || t > limit_ns)
+				return false;
+			now_ = (std::max)(now_, t);
+			if (lk && lk <= now_) {
+				link_send();
+			} else if (!net_.empty() && net_.top().at <= now_) {
+				Pkt p = net_.top();
+
+				net_.pop();
+				if (p.to_resp)
+					responder(p);
+				else
+					response(p);
+			} else if (rd && rd <= now_) {
+				struct mrxe_rsprec_env e;
+				u32 comp = psn(comp_);
+
+				env(&e);
+				switch (mrxe_rsprec_on_deadline(&r_, &e,
+								c_.retry_cnt)) {
+				case MRXE_RSPREC_RETRY_EXCEEDED:
+					res->retry_exceeded = true;
+					return true;
+				case MRXE_RSPREC_PROBE_ONE:
+					res->probes++;
+					res->probes_per_psn[comp]++;
+					break;
+				case MRXE_RSPREC_RUN_AT_COMP:
+					res->run_at_comp++;
+					break;
+				case MRXE_RSPREC_GAP_RUNS:
+					res->gaps++;
+					break;
+				case MRXE_RSPREC_TIMEOUT_RUNS:
+					res->timeouts++;
+					break;
+				case MRXE_RSPREC_NONE:
+					break;
+				}
+			} else {
+				sb_fire();
+			}
+			if (::testing::Test::HasFatalFailure())
+				return false;
+			send_new();
+		}
+		res->reads = reads_.size();
+		res->end_ns = now_;
+		return true;
+	}
+};
+
+std::vector<unsigned> seeds(std::vector<unsigned> fixed, int nrandom = 2)
+{
+	return sim_seeds(std::move(fixed), nrandom);
+}
+
+void print(const char *name, const SimResult &r)
+{
+	u64 lost = r.lost_rsp + r.lost_req_psns;
+
+	printf("[ sim    ] %-10s reads=%llu lost_req=%llu lost_req_psns=%llu "
+	       "lost_rsp=%llu rereq=%llu (%.2f per lost response) probes=%llu "
+	       "run_at_comp=%llu gaps=%llu timeouts=%llu sb=%llu "
+	       "worst_read=%.1fms end=%.1fms\n", name,
+	       (unsigned long long)r.reads, (unsigned long long)r.lost_req,
+	       (unsigned long long)r.lost_req_psns,
+	       (unsigned long long)r.lost_rsp,
+	       (unsigned long long)r.rerequested,
+	       lost ? (double)r.rerequested / lost : 0.0,
+	       (unsigned long long)r.probes,
+	       (unsigned long long)r.run_at_comp, (unsigned long long)r.gaps,
+	       (unsigned long long)r.timeouts,
+	       (unsigned long long)r.sb_resends, r.worst_read_ns / 1e6,
+	       r.end_ns / 1e6);
+}
+
+SimCfg impaired(std::mt19937_64 &g, double loss)
+{
+	SimCfg c;
+
+	c.loss_req = loss * (g() % 1001) / 1000;
+	c.loss_rsp = loss * (g() % 1001) / 1000;
+	c.dup = 0.02 * (g() % 1001) / 1000;
+	c.jitter = (g() % 4) * 25 * kUs;
+	c.reorder = 0.02 * (g() % 1001) / 1000;
+	// a window below and one above the probe deadline (a064191)
+	c.reo_wnd_rto = g() % 2;
+	c.qd = 1 + g() % 4;
+	return c;
+}
+
+// Lossless, in order: nothing is asked for again.
+TEST(RspRecSim, LosslessAsksForNothing)
+{
+	for (unsigned s : seeds({ 1 }, 1)) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		SimCfg c;
+		SimResult r;
+
+		ASSERT_TRUE(Sim(c, s).run(&r));
+		EXPECT_EQ(r.rerequested, 0u);
+		EXPECT_EQ(r.sb_resends, 0u);
+		print("lossless", r);
+	}
+}
+
+// Bounds below measured over 801 seeds (1000..1800) per loss level with
+// MRXE_SIM_SEEDS (see print() for the columns), lost = lost responses +
+// PSNs of lost requests:
+//
+//   measured over the seeds      <= 5% loss         <= 10% loss    bound
+//   rereq - 2 x lost             p99 32, max 299    p99 -216, 311   512
+//   probes - lost requests       p99 0, max 3       p99 0, max 2    8
+//   slowest READ (first request  p99 114, max 211   p99 327, 1008   500 /
+//     to completion), ms                                           2500
+//
+// A re-requested response is one the engine asked for again (a probe's PSN
+// or a run's); most losses of first requests are the scoreboard model's to
+// repair (median rereq - lost is -305 at 5%), but gap rounds also ask for
+// responses still queued at the responder or on their way, hence 2 x (an
+// instrumented run, 20 seeds: all of those came from gap rounds with
+// reo_wnd SRTT/4, none with reo_wnd the RTO; the cause is not pinned down
+// yet, see known-issues.rst).  No seed reached the retry budget (7) at
+// <= 5%.  Seeds 1000..1200 against a broken engine: asking for one PSN at
+// an evident probe deadline (the a064191 ladder) fails the probe bound in
+// 97 seeds per level (up to 634 probes over the lost requests), dropping
+// the PSN-order evidence (hi) in 45-62; the other rules are pinned by the
+// RspRec tests above, each of which fails when its rule is broken.
+constexpr u64 kRereqPerLost = 2, kRereqSlack = 512, kProbeSlack = 8;
+
+void check_bounds(const SimResult &r, u64 read_limit_ns)
+{
+	u64 lost = r.lost_rsp + r.lost_req_psns;
+
+	EXPECT_LE(r.rerequested, kRereqPerLost * lost + kRereqSlack);
+	EXPECT_LE(r.probes, r.lost_req + kProbeSlack);
+	EXPECT_LE(r.worst_read_ns, read_limit_ns);
+	// a probe only as the first re-request for a comp.psn
+	for (const auto &[psn, n] : r.probes_per_psn)
+		EXPECT_LE(n, 1u) << "comp.psn " << psn;
+}
+
+// Jitter, reordering within the window and duplicates, no loss: nothing is
+// asked for again (spurious re-requests measured: 0 over 801 seeds).
+TEST(RspRecSim, ReorderingWithoutLossAsksForNothing)
+{
+	for (unsigned s : seeds({ 31, 32 })) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		std::mt19937_64 g(s);
+		SimCfg c = impaired(g, 0);
+		SimResult r;
+
+		ASSERT_TRUE(Sim(c, s).run(&r));
+		EXPECT_EQ(r.rerequested, 0u);
+		EXPECT_EQ(r.sb_resends, 0u);
+		print("reorder", r);
+	}
+}
+
+// Up to 5% loss each way with jitter, reordering and duplication: every
+// READ completes, the retry budget (7) is never spent, and the repair
+// stays proportional to the loss.
+TEST(RspRecSim, LossUpTo5PercentCompletesWithinBudget)
+{
+	for (unsigned s : seeds({ 11, 12, 13, 14, 15, 16 })) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		std::mt19937_64 g(s);
+		SimCfg c = impaired(g, 0.05);
+		SimResult r;
+
+		ASSERT_TRUE(Sim(c, s).run(&r));
+		EXPECT_FALSE(r.retry_exceeded);
+		check_bounds(r, 500 * kMs);
+		print("loss<=5%", r);
+	}
+}
+
+// Up to 10% each way, no retry limit: every READ still completes.
+TEST(RspRecSim, LossUpTo10PercentCompletes)
+{
+	for (unsigned s : seeds({ 21, 22, 23, 24 })) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		std::mt19937_64 g(s);
+		SimCfg c = impaired(g, 0.10);
+		SimResult r;
+
+		c.retry_cnt = -1;
+		ASSERT_TRUE(Sim(c, s).run(&r));
+		EXPECT_FALSE(r.retry_exceeded);
+		check_bounds(r, 2500 * kMs);
+		print("loss<=10%", r);
+	}
+}
+
+} // namespace
