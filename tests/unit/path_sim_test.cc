@@ -823,7 +823,12 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 // 1, which drops everything from 20 ms on, while the forward links work.
 // The requester hears nothing, its RTO marks the window lost, the paths go
 // DEAD and re-roll; a fresh port whose ACKs take reverse link 0 revives
-// its path.  While every path is DEAD the re-probes must spread over the
+// its path.  Its ACKs then carry the cumulative and selective state of
+// every path (the forward links deliver all of them), so the paths not
+// yet dead need not die: how many die depends on the timing (seed
+// 3610684010: 2 of 4, once a due probe could ride a retransmission and
+// revive a path sooner), so the test asks for at least one death and the
+// revival, not for four.  While every path is DEAD the re-probes must spread over the
 // paths' fresh ports (not all ride the one that died first): the stall is
 // bounded by a few RTOs and probe backoffs, not by luck.
 TEST(PathSim, ReverseBlackHoleAllPaths)
@@ -842,7 +847,8 @@ TEST(PathSim, ReverseBlackHoleAllPaths)
 		PathSim sim(c, s);
 		ASSERT_TRUE(sim.run(&r)) << "seed " << s;
 		EXPECT_GT(r.acks_dropped, 0u) << "seed " << s;
-		EXPECT_GE(r.deaths, 4u) << "seed " << s;
+		EXPECT_GE(r.deaths, 1u) << "seed " << s;
+		EXPECT_GT(r.revived_ns, r.dead_ns) << "seed " << s;
 		// RTO ceiling 100 ms, probe backoff cap 16 ms: riding one dead
 		// path reached the ceiling (102 ms, seeds 1 and 2); spread over
 		// all (and a due probe riding the RTO retransmissions), the
