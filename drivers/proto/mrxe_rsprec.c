@@ -175,10 +175,19 @@ enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
 	 */
 	if (retry_cnt >= 0 && r->timeouts > retry_cnt)
 		return MRXE_RSPREC_RETRY_EXCEEDED;
-	if (r->probe && !r->fast && mrxe_rsprec_lost(r, e, e->comp_psn)) {
+	if (r->probe && !r->fast) {
 		/*
-		 * The loss is evident already, but the gap round was not
-		 * armed: it waits reo_wnd, which may grow up to the RTO
+		 * No evidence: a tail probe (RFC 8985 7.3) asks for the one
+		 * missing response only: under reordering the rest of the
+		 * run is mostly still on its way (every response of a
+		 * 64-PSN chunk came twice, nvme over netem "delay 1ms
+		 * 1ms").  Its response is evidence against the rest of the
+		 * run (a lost request: below); a missing response that did
+		 * not come back after a lost probe is asked for with its
+		 * run by the backed-off deadline.
+		 *
+		 * When the loss is evident already (@lost), the gap round
+		 * was not armed: it waits reo_wnd, which may grow to the RTO
 		 * (mrxe_sack_reo_wnd), and so is often later than this
 		 * probe deadline (TCG, 3% loss: reo_wnd 11-65 ms against
 		 * 2 SRTT of 4-17 ms).  Asking for one PSN here, as a probe
@@ -193,21 +202,10 @@ enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
 		 * here.  Only comp.psn's run: the later holes may still be
 		 * within reo_wnd.
 		 */
-		act = MRXE_RSPREC_RUN_AT_COMP;
-		e->ops->rerequest(e->ctx, e->comp_psn, false, &last);
-	} else if (r->probe && !r->fast) {
-		/*
-		 * No evidence: a tail probe (RFC 8985 7.3) asks for the one
-		 * missing response only: under reordering the rest of the
-		 * run is mostly still on its way (every response of a
-		 * 64-PSN chunk came twice, nvme over netem "delay 1ms
-		 * 1ms").  Its response is evidence against the rest of the
-		 * run (a lost request: see above); a missing response that
-		 * did not come back after a lost probe is asked for with
-		 * its run by the backed-off deadline.
-		 */
-		act = MRXE_RSPREC_PROBE_ONE;
-		e->ops->rerequest(e->ctx, e->comp_psn, true, &last);
+		bool lost = mrxe_rsprec_lost(r, e, e->comp_psn);
+
+		act = lost ? MRXE_RSPREC_RUN_AT_COMP : MRXE_RSPREC_PROBE_ONE;
+		e->ops->rerequest(e->ctx, e->comp_psn, !lost, &last);
 	} else {
 		/* a gap: the holes known lost; a timeout: all of them */
 		if (!rsprec_runs(r, e, r->fast) && r->fast) {
