@@ -94,6 +94,13 @@ fault_start() {
 	# down ended: twice as much keeps the transfer longer than the fault
 	[ "$mode" = metaroce ] && size=64M
 	xfer_setup > /dev/null || { case_fail "topology setup failed"; return 1; }
+	# A fault that kills a process or removes a netdev mid-transfer
+	# orphans the control connection's TCP sockets, which hold their
+	# namespace (about 300 KiB of slab) until they give up, 80-100 s
+	# with the default 8 orphan retries: measured, and gone with 1.  With
+	# 1, the slab check below sees mrxe's memory, not TCP's timers.
+	nsa sysctl -qw net.ipv4.tcp_orphan_retries=1
+	nsb sysctl -qw net.ipv4.tcp_orphan_retries=1
 	s0=$(stat_value "$DEV_B" sent_pkts)
 	PORT=$((PORT + 1))
 	xfer_prefix
@@ -179,6 +186,16 @@ fault_finish() {
 			grep -q "completion error: transport retry counter exceeded" "$c" ||
 				case_fail "neither completed nor a retry-exceeded completion (exit $crc)"
 			outcome="client: error completion, retry exceeded"
+		fi ;;
+	lost\|retry)
+		# the peer's process (and QP) went before the device: either
+		# report is the truth, depending on which the client saw first
+		if grep -q "device lost: .*IBV_EVENT_DEVICE_FATAL\|device lost: .*device fatal" "$c"; then
+			outcome="client: device fatal event"
+		elif grep -q "completion error: transport retry counter exceeded" "$c"; then
+			outcome="client: error completion, retry exceeded (before its device went)"
+		else
+			case_fail "the client saw neither its device removed nor a retry-exceeded completion (exit $crc)"
 		fi ;;
 	retry)
 		[ $crc != 0 ] || case_fail "the client completed although its peer is gone"
@@ -287,7 +304,14 @@ f_netns_del() {
 	kill_tree "$SRV_PID"
 	wait_for 20 dev_gone "$DEV_A" || case_fail "$DEV_A survived its namespace"
 	wait_for 10 dev_gone "$DEV_B" || case_fail "$DEV_B survived its veth peer's namespace"
-	EXPECT_C=lost
+	# The server's QP dies with its process, before the namespace's
+	# cleanup (a workqueue, cleanup_net()) unregisters the veth: a client
+	# whose retries run out first (its probe after the control connection
+	# closed, or a WRITE) reports retry exceeded, as verbs define for a
+	# vanished peer, before IBV_EVENT_DEVICE_FATAL.  Both are right.  (CI
+	# failed this case once with the reason cut from its log; 15 runs
+	# here all saw the device go first.)
+	EXPECT_C="lost|retry"
 	EXPECT_S=reaped
 }
 
@@ -394,7 +418,8 @@ test_faults_midtransfer() {
 	# first allocations); a leak grows with the runs after it.
 	[ $((s1 - s2)) -le "${MRXE_FAULT_SLAB_SLACK_KB:-2048}" ] ||
 		fail "slab memory grew by $((s1 - s2)) KiB after the first run"
-	[ ${#NFAIL[@]} = 0 ] || fail "failed runs: $(for f in "${!NFAIL[@]}"; do printf '%s %s, ' "$f" "${NFAIL[$f]}"; done)"
+	# the reasons go into the failure line: CI shows only the tail
+	[ ${#NFAIL[@]} = 0 ] || fail "failed runs: $(printf '%s\n' "${RESULTS[@]}" | grep ' FAIL: ' | sed 's/  */ /g' | tr '\n' ';')"
 }
 
 mrxe_run_tests test_faults_midtransfer
