@@ -42,6 +42,8 @@ LAT_CSV=$OUT/lat.csv
 step=0
 
 log() { echo "[vm$ROLE ${SECONDS}s] $*"; }
+# MRXE_BENCH_TRACE=1: where a point's time goes (phase timestamps)
+trace() { [ -z "${MRXE_BENCH_TRACE:-}" ] || echo "[vm$ROLE $EPOCHREALTIME] $*"; }
 
 # stats TAG: the device's cumulative counters after a step (diagnostics:
 # retransmits, NAKs, drops), in $OUT/TAG.stats next to perftest's output.
@@ -58,29 +60,28 @@ stats() {
 barrier() {
 	step=$((step + 1))
 	local port=$((19000 + step))
+	# perl (perl-base: in every Debian) starts in a fifth of python3's
+	# time, which under TCG was 0.5-3.5 s a call, 8 calls a point
 	if [ "$ROLE" = 1 ]; then
-		timeout 300 python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1]))); s.listen(1)
-c, _ = s.accept(); c.sendall(("go " + sys.argv[2]).encode()); c.close()' "$port" "${1:-}"
+		timeout 300 perl -MIO::Socket::INET -e '
+my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1)
+	or die "barrier: listen on $ARGV[0]: $!\n";
+my $c = $s->accept or die "barrier: accept: $!\n";
+print $c "go $ARGV[1]";
+close $c;' "$port" "${1:-}"
 	else
-		timeout 300 python3 -c '
-import socket, sys, time
-while True:
-    try:
-        c = socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)
-        v = b""
-        while True:
-            d = c.recv(64)
-            if not d:
-                break
-            v += d
-        if v[3:]:
-            print(v.decode()[3:])
-        break
-    except OSError:
-        time.sleep(0.1)' "$PEER" "$port"
+		timeout 300 perl -MIO::Socket::INET -e '
+while (1) {
+	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeout => 1);
+	if ($c) {
+		local $/;
+		my $v = <$c> // "";
+		$v = substr($v, 3);
+		print "$v\n" if length $v;
+		exit 0;
+	}
+	select(undef, undef, undef, 0.1);
+}' "$PEER" "$port"
 	fi
 }
 
@@ -233,57 +234,53 @@ for tr in $TRANSPORTS; do
 		else
 			{ [ "$dir" = data ] && [ "$ROLE" = 2 ]; } || { [ "$dir" = ack ] && [ "$ROLE" = 1 ]; } && mine=1
 		fi
+		trace "point $i start"
 		if [ $mine = 1 ]; then netem "$spec"; else netem -; fi
+		trace "netem set"
 		args=$(test_args "$t" "$size" "$qps")
 		if [ "$ROLE" = 1 ]; then
-			spid=
+			spids=()
 			if [ $ok = 1 ]; then
 				# CLOCK_TRIES servers at once, one port each: the
 				# client runs again on the next port when perftest's
 				# clock estimate failed.  (One server after the other
 				# hung a retry whose server was still in the failed
 				# session: the client waited in its listen backlog.)
-				(
-					for k in $(seq 0 $((CLOCK_TRIES - 1))); do
-						# shellcheck disable=SC2086
-						timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + k)) -F \
-							$args > "$OUT/$tag.server.$k" 2>&1 &
-					done
-					wait
-				) &
-				spid=$!
+				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
+					# shellcheck disable=SC2086
+					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + k)) -F \
+						$args > "$OUT/$tag.server.$k" 2>&1 &
+					spids+=($!)
+				done
 				for _ in $(seq 100); do
 					ss -Hltn "sport = :$port" | grep -q . && break
 					sleep 0.1
 				done
 			fi
+			trace "servers listening"
 			barrier		# server ready
+			trace "barrier ready"
 			barrier		# client done
+			trace "barrier client done"
 			barrier "$(netem_dropped)" > /dev/null	# this end's drops
-			if [ -n "$spid" ]; then
-				# the servers of tries the client did not need are
-				# still listening: end them now (waiting for them
-				# below cost 5 s per point)
-				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
-					ss -Hltn "sport = :$((port + k))" | grep -q . &&
-						pkill -f -- "$t -d $DEV -x $GID -p $((port + k)) " 2>/dev/null
-				done
-				# give the one that ran a moment to finish on its own
-				for _ in $(seq 50); do
-					kill -0 $spid 2>/dev/null || break
-					sleep 0.1
-				done
-				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
-					pkill -f -- "$t -d $DEV -x $GID -p $((port + k)) " 2>/dev/null
-				done
-				kill $spid 2>/dev/null
-				wait $spid 2>/dev/null
+			trace "barrier drops"
+			if [ ${#spids[@]} -gt 0 ]; then
+				# The server the client used exited with it (two
+				# barriers ago); the others still listen.  timeout(1)
+				# passes the TERM on to its perftest.  By PID, with
+				# builtins: the pkill/ss calls this replaces cost 4-5 s
+				# a point under TCG.
+				kill "${spids[@]}" 2>/dev/null
+				wait "${spids[@]}" 2>/dev/null
 				cat "$OUT/$tag".server.* > "$OUT/$tag.server" 2>/dev/null
 				rm -f "$OUT/$tag".server.*
 			fi
+			trace "servers ended"
 			stats "$tag"
+			trace "stats"
 		else
 			barrier
+			trace "barrier ready"
 			res=
 			status=ok
 			lat=,, drops= rtx= rpl=
@@ -306,6 +303,7 @@ for tr in $TRANSPORTS; do
 					awk -v s="$size" '$1 == s && NF >= 5 && $4 + 0 == 0 { z = 1 } END { exit !z }' \
 						"$OUT/$tag.client" || break
 				done
+				trace "perftest done"
 				case $t in
 				*_lat)
 					# bytes iters t_min t_max t_typical t_avg t_stdev 99% 99.9%
@@ -339,7 +337,9 @@ for tr in $TRANSPORTS; do
 				fi
 			fi
 			stats "$tag"
+			trace "stats"
 			barrier		# client done
+			trace "barrier client done"
 			# netem drops of both ends (the server's come with this
 			# barrier; not in a subshell: barrier counts the steps)
 			barrier > "$OUT/peer.drops"

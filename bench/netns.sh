@@ -67,10 +67,8 @@ netem_one() {
 	run_b tc qdisc add dev "$VETH_B" root netem $1
 }
 
-counters() {
-	local c
-	for c in $COUNTERS; do echo -n "$(pair_stat "$c") "; done
-}
+# counters: COUNTERS of both devices summed, one line
+counters() { pair_stats $COUNTERS; }
 
 # row REP TRANSPORT NETEM STREAMS GBPS TCPRETRANS STATUS BEFORE...: one CSV row
 row() {

@@ -520,6 +520,16 @@ pair_stat() {
 	echo $(( $(stat_value "$DEV_A" "$1") + $(stat_value "$DEV_B" "$1") ))
 }
 
+# pair_stats NAME...: each counter summed over both devices, in the order
+# given, on one line; two `rdma` calls in all, where pair_stat per name
+# costs six processes (a second or more for a handful under TCG).
+pair_stats() {
+	{ hw_stats "$DEV_A"; echo; hw_stats "$DEV_B"; } | tr ' ' '\n' |
+		awk -v names="$*" 'BEGIN { n = split(names, k, " ") }
+			{ for (i = 1; i <= n; i++) if (prev == k[i]) s[i] += $0; prev = $0 }
+			END { for (i = 1; i <= n; i++) printf "%d%s", s[i], i < n ? " " : "\n" }'
+}
+
 # netem_dropped: packets netem dropped on both veth ends (tc -s "dropped N").
 netem_dropped() {
 	{ run_a tc -s qdisc show dev "$VETH_A"; run_b tc -s qdisc show dev "$VETH_B"; } |
