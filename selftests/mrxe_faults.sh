@@ -139,6 +139,15 @@ transfer_running() {
 		case_fail "the transfer ended before the fault was over (not mid-transfer)"
 }
 
+# saw_device_lost FILE / saw_retry_exceeded FILE: what mrxe-verify reports
+# when its device was removed / when its peer stopped answering.
+saw_device_lost() {
+	grep -q "device lost: .*IBV_EVENT_DEVICE_FATAL\|device lost: .*device fatal" "$1"
+}
+saw_retry_exceeded() {
+	grep -q "completion error: transport retry counter exceeded" "$1"
+}
+
 # fault_finish NAME: wait for both ends, check each reported what its
 # fault must produce, check the aftermath.
 fault_finish() {
@@ -183,27 +192,27 @@ fault_finish() {
 			grep -q "^# pass 3 fail 0" "$c" || case_fail "exit 0 without 3 passes"
 			outcome="completed, all bytes verified"
 		else
-			grep -q "completion error: transport retry counter exceeded" "$c" ||
+			saw_retry_exceeded "$c" ||
 				case_fail "neither completed nor a retry-exceeded completion (exit $crc)"
 			outcome="client: error completion, retry exceeded"
 		fi ;;
 	lost\|retry)
 		# the peer's process (and QP) went before the device: either
 		# report is the truth, depending on which the client saw first
-		if grep -q "device lost: .*IBV_EVENT_DEVICE_FATAL\|device lost: .*device fatal" "$c"; then
+		if saw_device_lost "$c"; then
 			outcome="client: device fatal event"
-		elif grep -q "completion error: transport retry counter exceeded" "$c"; then
+		elif saw_retry_exceeded "$c"; then
 			outcome="client: error completion, retry exceeded (before its device went)"
 		else
 			case_fail "the client saw neither its device removed nor a retry-exceeded completion (exit $crc)"
 		fi ;;
 	retry)
 		[ $crc != 0 ] || case_fail "the client completed although its peer is gone"
-		grep -q "completion error: transport retry counter exceeded" "$c" ||
+		saw_retry_exceeded "$c" ||
 			case_fail "the client got no retry-exceeded error completion (exit $crc)"
 		outcome="client: error completion, retry exceeded" ;;
 	lost)
-		grep -q "device lost: .*IBV_EVENT_DEVICE_FATAL\|device lost: .*device fatal" "$c" ||
+		saw_device_lost "$c" ||
 			case_fail "the client did not see its device removed (exit $crc)"
 		outcome="client: device fatal event" ;;
 	esac
@@ -383,6 +392,7 @@ FAULT_CASES="down_up veth_del netns_del link_del sigkill rmmod mtu addr_del"
 CASES_RE='^(standard/.*|metaroce/(down_up|link_del|sigkill)|metaroce-srq/(link_del|sigkill))$'
 [ "${MRXE_FAULT_FULL:-0}" = 1 ] && CASES_RE=.
 CASES_RE=${MRXE_FAULT_CASES:-$CASES_RE}
+FAULT_MODES=${MRXE_FAULT_MODES:-standard metaroce metaroce-srq}
 
 test_faults_midtransfer() {
 	local s0 s1 s2 m f t0
@@ -392,14 +402,14 @@ test_faults_midtransfer() {
 	RESULTS=()
 	declare -gA NPASS NFAIL DUR KIND_SEEN
 	SLAB_WARM=
-	NKINDS=$(for m in ${MRXE_FAULT_MODES:-standard metaroce metaroce-srq}; do
+	NKINDS=$(for m in $FAULT_MODES; do
 		for f in $FAULT_CASES; do [[ $m/$f =~ $CASES_RE ]] && echo "$f"; done
 	done | sort -u | wc -l)
 	t0=$SECONDS
 	mrxe_load || fail "module load failed"
 	slab_settle
 	s0=$(slab_kb)
-	for m in ${MRXE_FAULT_MODES:-standard metaroce metaroce-srq}; do
+	for m in $FAULT_MODES; do
 		FAULT_MODE=$m
 		for f in $FAULT_CASES; do
 			fault_case "$m/$f" "f_$f"

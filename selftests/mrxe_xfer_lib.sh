@@ -497,7 +497,6 @@ stat_value() {
 	hw_stats "$1" | tr ' ' '\n' | awk -v n="$2" 'prev == n { print; found = 1; exit } { prev = $0 } END { if (!found) print 0 }'
 }
 
-# pair_stat NAME: counter NAME summed over both devices (DEV_A + DEV_B).
 # poll_start INTERVAL CMD [ARGS...]: run CMD every INTERVAL seconds in the
 # background until poll_stop.  Tests run under set -e: errexit is off in
 # the loop, so one failed poll does not end it (it once ended a path poller
@@ -516,18 +515,19 @@ poll_stop() {
 	POLL_PID=
 }
 
-pair_stat() {
-	echo $(( $(stat_value "$DEV_A" "$1") + $(stat_value "$DEV_B" "$1") ))
-}
+# pair_stat NAME: counter NAME summed over both devices (DEV_A + DEV_B).
+pair_stat() { pair_stats "$1"; }
 
-# pair_stats NAME...: each counter summed over both devices, in the order
-# given, on one line; two `rdma` calls in all, where pair_stat per name
-# costs six processes (a second or more for a handful under TCG).
+# pair_stats NAME...: each counter summed over both devices (0 when
+# absent), in the order given, on one line; two `rdma` calls in all (a
+# stat_value per device and name costs three processes, a second or more
+# for a handful under TCG).  %.0f, not %d: mawk's %d stops at 2^31 - 1,
+# and byte counters pass it.
 pair_stats() {
 	{ hw_stats "$DEV_A"; echo; hw_stats "$DEV_B"; } | tr ' ' '\n' |
 		awk -v names="$*" 'BEGIN { n = split(names, k, " ") }
 			{ for (i = 1; i <= n; i++) if (prev == k[i]) s[i] += $0; prev = $0 }
-			END { for (i = 1; i <= n; i++) printf "%d%s", s[i], i < n ? " " : "\n" }'
+			END { for (i = 1; i <= n; i++) printf "%.0f%s", s[i], i < n ? " " : "\n" }'
 }
 
 # netem_dropped: packets netem dropped on both veth ends (tc -s "dropped N").

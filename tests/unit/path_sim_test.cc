@@ -828,9 +828,10 @@ TEST(PathSim, AllPathsOnTheDeadLinkReroll)
 // yet dead need not die: how many die depends on the timing (seed
 // 3610684010: 2 of 4, once a due probe could ride a retransmission and
 // revive a path sooner), so the test asks for at least one death and the
-// revival, not for four.  While every path is DEAD the re-probes must spread over the
-// paths' fresh ports (not all ride the one that died first): the stall is
-// bounded by a few RTOs and probe backoffs, not by luck.
+// revival, not for four.  While every path is DEAD the re-probes must
+// spread over the paths' fresh ports (not all ride the one that died
+// first): the stall is bounded by a few RTOs and probe backoffs, not by
+// luck.
 TEST(PathSim, ReverseBlackHoleAllPaths)
 {
 	for (unsigned s : seeds()) {
