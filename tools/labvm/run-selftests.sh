@@ -13,6 +13,17 @@ cd "$REPO" || exit 2
 
 progs=("$@")
 [ ${#progs[@]} -gt 0 ] || read -r -a progs <<< "$(make -s --no-print-directory -C selftests list)"
+# MRXE_SUITE_ROTATE=K: start at program K mod N and wrap around.  CI's
+# later kernel lines, whose time budget cuts the tail of the list, rotate
+# by the commit count (make check-lines), so that over successive
+# submissions every program runs on them, not always the same first ones.
+if [ -n "${MRXE_SUITE_ROTATE:-}" ] && [ ${#progs[@]} -gt 1 ]; then
+	[[ "$MRXE_SUITE_ROTATE" =~ ^[0-9]+$ ]] ||
+		{ echo "run-selftests: MRXE_SUITE_ROTATE wants a number, not '$MRXE_SUITE_ROTATE'" >&2; exit 2; }
+	k=$((MRXE_SUITE_ROTATE % ${#progs[@]}))
+	progs=("${progs[@]:k}" "${progs[@]:0:k}")
+	echo "run-selftests: programs rotated by $k (MRXE_SUITE_ROTATE=$MRXE_SUITE_ROTATE): ${progs[*]}"
+fi
 total=$(selftests/run.sh --total-timeout "${progs[@]}")
 # CI (.ci/run) sets MRXE_CI_DEADLINE (epoch seconds): the suite gets what
 # is left of CI's hour, less boot and power-off, instead of a fixed budget.
