@@ -80,10 +80,10 @@ KVERS ?= 6.1
 # (they are time-bounded, builds are not).  check-lines: their suites
 # (LINES_BUILT=1: built and DKMS-checked already).  In CI (MRXE_CI_DEADLINE
 # set) they get what is left of the hour, and programs that do not fit are
-# skipped, not failed (selftests/run.sh, MRXE_SUITE_BUDGET_SKIP); the list
-# starts at program (commit count mod N) then (MRXE_SUITE_ROTATE,
-# run-selftests.sh), so the skipped tail differs from one submission to
-# the next.  make check-all runs them whole.
+# skipped, not failed (selftests/run.sh, MRXE_SUITE_BUDGET_SKIP), and
+# their list starts at program (commit count mod N) and wraps around
+# (MRXE_SUITE_ROTATE, run-selftests.sh), so the skipped tail differs from
+# one submission to the next.  make check-all runs them whole.
 OTHER_LINES := $(filter-out 6.1,$(KVERS))
 lines-build:
 	@for l in $(OTHER_LINES); do \

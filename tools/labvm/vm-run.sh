@@ -17,9 +17,10 @@
 # One CMD argument is run as shell text (bash -c), several are run as argv.
 # Guests have 2 vCPUs by default (--smp N or LABVM_SMP; --smp 1 hides every
 # race between the data-path work item and an application on another CPU).
-# The vCPU model is qemu64 (LABVM_CPU): under TCG programs ran 10-14%
-# faster than with -cpu max (max without AVX: 4%; which other feature
-# costs the rest is not isolated; testing.rst "CI and time").
+# The vCPU model is qemu64 (LABVM_CPU): under TCG the programs compared
+# ran 10-14% faster than with -cpu max (max without AVX: 4%; which other
+# feature costs the rest is not isolated), the whole 6.1 suite about 5%
+# (testing.rst "CI and time").
 # LABVM_APPEND: more kernel command line (as --append).
 # In the guest CMD runs as root, cwd = the repository (or --cwd), with
 # MRXE_VM=1, MRXE_VM_ROLE=1|2, MRXE_RESULTS=<writable results dir>, and in
@@ -42,7 +43,7 @@ LABVM_DIR=${LABVM_DIR:-$REPO/build/labvm}
 BAD_RE='BUG:|Oops|WARNING:|general protection|Call Trace'
 
 usage() {
-	sed -n '3,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '3,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 log() { echo "labvm: $*" >&2; }
