@@ -104,12 +104,15 @@ bw() {
 
 # covered: links the client QP's ports (last snapshot) take
 covered() {
-	local snap=$1 p l seen=""
+	local snap=$1 m l ports seen=""
 	[ -s "$snap" ] || { echo 0; return; }
-	for p in $(python3 -c 'import json,sys
+	ports=$(python3 -c 'import json,sys
 for q in json.load(open(sys.argv[1])):
-    for p in q.get("path_list", []): print(p["sport"])' "$snap"); do
-		l=$(ecmp_port_link "$p")
+    for p in q.get("path_list", []): print(p["sport"])' "$snap")
+	[ -n "$ports" ] || { echo 0; return; }
+	# shellcheck disable=SC2086
+	for m in $(ecmp_ports_links $ports); do
+		l=${m#*:}
 		[ "$l" != 0 ] && case " $seen " in *" $l "*) ;; *) seen="$seen $l" ;; esac
 	done
 	wc -w <<< "$seen"

@@ -12,7 +12,7 @@
 # L4 hashing (net.ipv4.fib_multipath_hash_policy=1, per netns), so UDP
 # flows with different source ports take different links (Linux's own
 # ECMP: the hash is seeded at random per boot, so which port takes which
-# link is found out with probes, ecmp_port_link).  R2 returns everything
+# link is found out with probes, ecmp_ports_links).  R2 returns everything
 # over link 1.  Every link direction R1 -> R2 gets a tbf (ECMP_RATE) so the
 # link, not the guest's CPU, is the bottleneck; per-link counters are R1's
 # pN tx_packets.
@@ -113,50 +113,94 @@ ecmp_cleanup() {
 	return 0
 }
 
-# ecmp_tx I: packets R1 sent on link I (towards A)
-ecmp_tx() {
-	ip netns exec "$ECMP_R1" cat "/sys/class/net/p$1/statistics/tx_packets"
-}
-
-# ecmp_counters: "tx1 tx2 ... txN"
+# ecmp_counters: "tx1 tx2 ... txN", the packets R1 sent on each link
+# (towards A), read in one process
 ecmp_counters() {
-	local i out=()
-	for i in $(seq 1 "$ECMP_N"); do
-		out+=("$(ecmp_tx "$i")")
+	local i out files=()
+	for ((i = 1; i <= ECMP_N; i++)); do
+		files+=("/sys/class/net/p$i/statistics/tx_packets")
 	done
-	echo "${out[*]}"
+	out=$(ip netns exec "$ECMP_R1" cat "${files[@]}") || return 1
+	echo "${out//$'\n'/ }"
 }
 
 # ecmp_delta BEFORE AFTER: per-link difference of two ecmp_counters lines
 ecmp_delta() {
-	python3 -c 'import sys; a = sys.argv[1].split(); b = sys.argv[2].split(); print(" ".join(str(int(y) - int(x)) for x, y in zip(a, b)))' "$1" "$2"
+	local -a a b d=()
+	local i
+	read -r -a a <<< "$1"
+	read -r -a b <<< "$2"
+	for i in "${!a[@]}"; do
+		d+=($((b[i] - a[i])))
+	done
+	echo "${d[*]}"
 }
 
-# ecmp_port_link SPORT: the link (1..N) that UDP SPORT -> A:4791 takes,
-# found with 40 probe datagrams from B while the fabric is otherwise idle
-# (mrxe on A drops them as malformed).  Prints 0 when no link moved 40.
+# ecmp_ports_links SPORT...: "SPORT:LINK ..." - the link (1..N) that UDP
+# SPORT -> A:4791 takes, found with 40 probe datagrams from B per port while
+# the fabric is otherwise idle (mrxe on A drops them as malformed); LINK is
+# 0 when no link moved 40 within 2 s.  One python process for all ports: it
+# enters B's namespace to send and R1's to read the links' counters
+# (/proc/self/net/dev follows the caller's namespace), instead of a
+# namespace exec, a python start and a fixed sleep per port and counter
+# read (about 1.8 s per port under TCG, 0.1-0.3 s so).
+ecmp_ports_links() {
+	python3 - "$NS_B" "$ECMP_R1" "$ECMP_N" "$IP_B" "$IP_A" "$@" <<'EOF'
+import ctypes, os, socket, sys, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNET = 0x40000000
+
+
+def enter(ns):
+    fd = os.open("/run/netns/" + ns, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), ns)
+    finally:
+        os.close(fd)
+
+
+ns_b, r1, n, ip_b, ip_a = sys.argv[1:6]
+links = ["p%d" % i for i in range(1, int(n) + 1)]
+
+
+def tx():
+    enter(r1)
+    c = {}
+    with open("/proc/self/net/dev") as f:
+        for line in f.readlines()[2:]:
+            name, rest = line.split(":", 1)
+            c[name.strip()] = int(rest.split()[9])
+    return [c[l] for l in links]
+
+
+out = []
+for port in map(int, sys.argv[6:]):
+    enter(ns_b)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((ip_b, port))
+    before = tx()
+    for _ in range(40):
+        s.sendto(b"mrxe-ecmp-probe", (ip_a, 4791))
+    s.close()
+    link, end = 0, time.monotonic() + 2
+    while not link and time.monotonic() < end:
+        time.sleep(0.02)
+        d = [a - b for a, b in zip(tx(), before)]
+        link = next((i + 1 for i, x in enumerate(d) if x >= 40), 0)
+    out.append("%d:%d" % (port, link))
+print(" ".join(out))
+EOF
+}
+
+# ecmp_port_link SPORT: the link (1..N) that SPORT takes (ecmp_ports_links)
 ecmp_port_link() {
-	local before after i d
-	before=$(ecmp_counters)
-	ip netns exec "$NS_B" python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-for _ in range(40):
-    s.sendto(b"mrxe-ecmp-probe", (sys.argv[3], 4791))
-' "$IP_B" "$1" "$IP_A" || { echo 0; return; }
-	sleep 0.3
-	after=$(ecmp_counters)
-	i=0
-	for d in $(ecmp_delta "$before" "$after"); do
-		i=$((i + 1))
-		if [ "$d" -ge 40 ]; then
-			echo "$i"
-			return
-		fi
-	done
-	echo 0
+	local m
+	m=$(ecmp_ports_links "$1") || { echo 0; return; }
+	echo "${m#*:}"
 }
 
 # ecmp_blackhole I / ecmp_restore I: netem loss 100% on link I (R1 -> R2),

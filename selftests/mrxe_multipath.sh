@@ -75,14 +75,13 @@ mp_counters() {
 # mp_check_spread SNAPSHOT DELTA: per-link packets against the paths'
 # ports (probed now, the fabric idle) and what each path sent.
 mp_check_spread() {
-	local snap=$1 delta=$2 ports p map=()
+	local snap=$1 delta=$2 ports map=()
 	ports=$(python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for p in d[0]["path_list"]:
     print(p["sport"])' "$snap") || { echo "FAILED: no path snapshot"; return 1; }
-	for p in $ports; do
-		map+=("$p:$(ecmp_port_link "$p")")
-	done
+	# shellcheck disable=SC2086
+	read -r -a map <<< "$(ecmp_ports_links $ports)"
 	echo "port -> link: ${map[*]}"
 	python3 - "$snap" "$delta" "${map[@]}" <<'EOF'
 import json, sys
@@ -151,17 +150,12 @@ mp_spread() {
 }
 
 test_ecmp_fabric() {
-	local p l seen=""
+	local seen
 	mp_setup 2
-	# up to 16 source ports, until both links have been seen (each probe
-	# costs seconds under TCG)
-	for p in $(seq 50000 50015); do
-		l=$(ecmp_port_link "$p")
-		seen="$seen $p:$l"
-		echo "$seen" | grep -q ":1" && echo "$seen" | grep -q ":2" && break
-	done
+	# 16 source ports, probed one after the other: both links must be seen
+	seen=" $(ecmp_ports_links $(seq 50000 50015)) "
 	echo "port -> link:$seen"
-	echo "$seen" | grep -q ":1" && echo "$seen" | grep -q ":2" ||
+	[[ $seen == *:1\ * && $seen == *:2\ * ]] ||
 		{ echo "FAILED: 16 source ports did not use both links"; return 1; }
 }
 
@@ -178,7 +172,7 @@ test_spread_8() {
 }
 
 test_blackhole() {
-	local snap=$XFER_TMP/paths.bh ports p sp drops map=()
+	local snap=$XFER_TMP/paths.bh ports sp drops map=()
 	mp_setup 2
 	ecmp_paths_poll "$snap"
 	(
@@ -206,9 +200,8 @@ test_blackhole() {
 	# which link each path's first port took (probed now, idle)
 	ports=$(python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))[0]["path_list"]: print(p["sport"])' "$snap.first")
-	for p in $ports; do
-		map+=("$p:$(ecmp_port_link "$p")")
-	done
+	# shellcheck disable=SC2086
+	read -r -a map <<< "$(ecmp_ports_links $ports)"
 	echo "first ports -> link: ${map[*]}"
 	if [ -f "$snap.sawdead" ]; then
 		echo "a snapshot with a DEAD path:"
