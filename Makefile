@@ -148,8 +148,14 @@ sim: | $(BUILD)
 soak: all
 	bash tools/labvm/run-selftests.sh mrxe_soak.sh
 
+# The host tests in two GoogleTest shards side by side (the randomized
+# engine tests take most of a minute on one core); each shard's output
+# follows, and a failing shard fails the target.
 unit-check: unit
-	$(BUILD)/unit-tests
+	@GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1 $(BUILD)/unit-tests > $(BUILD)/unit-shard1.log 2>&1 & \
+	GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=0 $(BUILD)/unit-tests > $(BUILD)/unit-shard0.log 2>&1; r0=$$?; \
+	wait $$!; r1=$$?; cat $(BUILD)/unit-shard0.log $(BUILD)/unit-shard1.log; \
+	echo "unit-tests: shard 0 exit $$r0, shard 1 exit $$r1"; [ $$r0 = 0 ] && [ $$r1 = 0 ]
 	$(BUILD)/mrxectl-tests
 
 # The packages first: selftests/mrxe_install.sh installs build/deb's .debs

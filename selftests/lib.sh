@@ -315,6 +315,14 @@ mrxe_run_tests() {
 	if [ -n "${MRXE_RUN_ONE:-}" ]; then
 		in_lab_vm || exit $KSFT_SKIP
 		trap 'exit 143' TERM	# so that the test's EXIT trap cleans up
+		# MRXE_TRACE=1: every command of the test with a timestamp, into
+		# $MRXE_RESULTS/trace/PROG.TEST (the run's logs on the host;
+		# tools/labvm/trace-gaps.sh lists where the time went)
+		if [ "${MRXE_TRACE:-0}" = 1 ] && mkdir -p "${MRXE_RESULTS:-/tmp}/trace" &&
+		   exec {BASH_XTRACEFD}>> "${MRXE_RESULTS:-/tmp}/trace/$(basename "$0" .sh).$MRXE_RUN_ONE"; then
+			PS4='+ $EPOCHREALTIME ${FUNCNAME[0]:-main} '
+			set -x
+		fi
 		set -e
 		"$MRXE_RUN_ONE"
 		exit 0

@@ -136,7 +136,7 @@ test_cmtime() {
 
 # qperf over rdma_cm (-cm1: without it qperf sets no GRH, which ib_core
 # refuses for RoCE at RTR with EINVAL, on any RoCE device): RC SEND, READ,
-# WRITE bandwidth and latency, both atomics; each must report a non-zero
+# WRITE bandwidth and latency, both atomics, 1 s each; each must report a non-zero
 # result.  qperf 0.4.11's server runs each test in a forked child that
 # crashes in its rdma_cm cleanup (ibv_destroy_qp(NULL)), so every test also
 # kills a process that holds QPs and MRs: when rc_rdma_write_bw's child
@@ -151,7 +151,7 @@ test_qperf_cm() {
 	"${PFX_A[@]}" qperf -lp $PORT > "$XFER_TMP/forever.out" 2>&1 &
 	FOREVER_PID=$!
 	wait_for 10 tcp_listening $PORT || true
-	out=$(run_b timeout $TO qperf -lp $PORT -cm1 -t 2 "$SRV_IP" \
+	out=$(run_b timeout $TO qperf -lp $PORT -cm1 -t 1 "$SRV_IP" \
 		rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_lat \
 		rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr 2>&1) || rc=$?
 	echo "$out"

@@ -73,9 +73,12 @@ ecmp_setup() {
 	ip -n "$NS_B" link set "$VETH_B" mtu "$mtu" up
 	ip -n "$ECMP_R2" link set ra mtu "$mtu" up
 	ip -n "$ECMP_R1" link set rb mtu "$mtu" up
-	ip netns exec "$ECMP_R1" sysctl -qw net.ipv4.ip_forward=1
-	ip netns exec "$ECMP_R2" sysctl -qw net.ipv4.ip_forward=1
-	ip netns exec "$ECMP_R1" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 || return 1
+	# forwarding, and L4 hashing for the routes' ECMP in both directions
+	# (one sysctl per router: each namespace exec costs a process start)
+	ip netns exec "$ECMP_R1" sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv4.fib_multipath_hash_policy=1 || return 1
+	ip netns exec "$ECMP_R2" sysctl -qw net.ipv4.ip_forward=1 \
+		net.ipv4.fib_multipath_hash_policy=1 || return 1
 	if [ "$n" -gt 1 ]; then
 		ip -n "$ECMP_R1" route add 10.77.1.0/24 "${nh[@]}" || return 1
 	else
@@ -83,7 +86,6 @@ ecmp_setup() {
 	fi
 	# the reverse direction (ACKs, READ responses) is ECMP as well, as in
 	# a Clos fabric; no rate limit there (the data direction is measured)
-	ip netns exec "$ECMP_R2" sysctl -qw net.ipv4.fib_multipath_hash_policy=1 || return 1
 	if [ "$n" -gt 1 ]; then
 		ip -n "$ECMP_R2" route add 10.77.2.0/24 $(for i in $(seq 1 "$n"); do
 			echo nexthop via "10.78.$i.1" dev "q$i"; done) || return 1
