@@ -169,7 +169,7 @@ bn_verify_4qp() {
 	return $failed
 }
 
-bn_d_listening() { bn_d ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+bn_d_listening() { local out; out=$(bn_d ss -Hltn "sport = :$1" 2>/dev/null) && [ -n "$out" ]; }
 
 # bn_devstats: the CC counters of the three devices.
 bn_devstats() {

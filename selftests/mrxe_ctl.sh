@@ -355,7 +355,7 @@ ctl_no_rc() {
 	out=$(nsb "$CTL" -j qp show "$DEV_B" 2>/dev/null) || return 1
 	! grep -q '"type":"RC"' <<< "$out"
 }
-tcp_listening_a() { nsa ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+tcp_listening_a() { local out; out=$(nsa ss -Hltn "sport = :$1" 2>/dev/null) && [ -n "$out" ]; }
 ctl_rc_rts() {
 	local out
 	out=$(nsb "$CTL" -j qp show "$DEV_B" 2>/dev/null) || return 1

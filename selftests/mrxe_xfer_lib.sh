@@ -192,9 +192,11 @@ active_mtu() {
 	ibv_devinfo -d "$1" 2>/dev/null | sed -n 's/.*active_mtu:[[:space:]]*\([0-9]*\).*/\1/p' | head -n1
 }
 
-# tcp_listening PORT: something listens on TCP PORT on the server side.
+# tcp_listening PORT: something listens on TCP PORT on the server side
+# (ss's output tested by the shell: a grep per poll costs a process start).
 tcp_listening() {
-	"${PFX_SRV[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
+	local out
+	out=$("${PFX_SRV[@]}" ss -Hltn "sport = :$1" 2>/dev/null) && [ -n "$out" ]
 }
 
 # cm_listening PORT: an rdma_cm id listens on PORT (rdma resource).
