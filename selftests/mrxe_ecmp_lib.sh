@@ -198,13 +198,6 @@ print(" ".join(out))
 EOF
 }
 
-# ecmp_port_link SPORT: the link (1..N) that SPORT takes (ecmp_ports_links)
-ecmp_port_link() {
-	local m
-	m=$(ecmp_ports_links "$1") || { echo 0; return; }
-	echo "${m#*:}"
-}
-
 # ecmp_blackhole I / ecmp_restore I: netem loss 100% on link I (R1 -> R2),
 # the route stays up; back to the tbf.
 ecmp_blackhole() {
