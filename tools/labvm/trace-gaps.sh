@@ -8,7 +8,7 @@
 # of any process": good for finding slow steps, not exact per command.
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n '3,8p' "$0"; exit 2; }
-awk -v n="${2:-25}" '
+awk '
 	/^\++ [0-9]+\.[0-9]+ / {
 		t = $2
 		if (prev != "")
