@@ -195,6 +195,7 @@ static inline bool mrxe_meta_is_rsp_op(u8 opcode)
 
 /* mrxe_path_glue.c: MetaRoCE multipath (engine in drivers/proto/) */
 void mrxe_path_glue_init(struct mrxe_qp *qp);
+bool mrxe_path_glue_room(struct mrxe_qp *qp);
 u8 mrxe_path_glue_pick(struct mrxe_qp *qp, u32 psn, bool retx, u8 *bth);
 u16 mrxe_path_glue_sport(struct mrxe_qp *qp, u8 path);
 u8 mrxe_path_glue_sent(struct mrxe_qp *qp, u32 psn, bool retx);

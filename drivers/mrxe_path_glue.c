@@ -38,6 +38,16 @@
  */
 #define MRXE_PATH_EPOCH_NS	(20ULL * NSEC_PER_MSEC)
 
+/*
+ * Path windows hold new data back (mrxe_path.h, cfg.hold; MP-RDMA's
+ * per-path congestion windows): on by default; 0 restores the windows that
+ * only split traffic, for comparisons (bench/multipath.sh).  Read when a
+ * QP's path set is created.
+ */
+static bool path_hold = true;
+module_param(path_hold, bool, 0644);
+MODULE_PARM_DESC(path_hold, "MetaRoCE multipath: per-path windows hold new packets back (default on)");
+
 static_assert(MRXE_PATH_MAX == MRXE_MAX_PATHS);
 static_assert((int)MRXE_PST_ACTIVE == (int)MRXE_PATH_ACTIVE &&
 	      (int)MRXE_PST_CONGESTED == (int)MRXE_PATH_CONGESTED &&
@@ -69,7 +79,27 @@ void mrxe_path_glue_init(struct mrxe_qp *qp)
 	cfg.probe_ns = MRXE_PATH_PROBE_NS;
 	cfg.probe_max_ns = MRXE_PATH_PROBE_MAX_NS;
 	cfg.epoch_ns = MRXE_PATH_EPOCH_NS;
+	cfg.hold = READ_ONCE(path_hold);
 	mrxe_path_init(ps, &cfg, ktime_get_ns());
+}
+
+/*
+ * May a new (not READ/atomic) packet go out on some path?  False only for a
+ * multipath QP whose usable paths all have their windows full.
+ */
+bool mrxe_path_glue_room(struct mrxe_qp *qp)
+{
+	struct mrxe_path_set *ps;
+	u64 now;
+
+	if (!mrxe_path_glue_on(qp))
+		return true;
+	ps = &qp->pipe.meta->snd.paths;
+	if (ps->n <= 1 || !ps->cfg.hold)
+		return true;
+	now = ktime_get_ns();
+	mrxe_path_sync(ps, &qp->pipe.meta->snd.sb, now);
+	return mrxe_path_room(ps, now);
 }
 
 /*

@@ -868,6 +868,9 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 	/* READ/atomic: the responses it asks for must fit their window */
 	if (rsp && !mrxe_rspwnd_may_ask(&mq->rspwnd, npsn))
 		return -ENOSPC;
+	/* multipath: a new packet waits for room in a path window */
+	if (!rsp && !mrxe_path_glue_room(qp))
+		return -ENOSPC;
 	mrxe_req_assign_psn(qp, w, idx);
 	psn = mrxe_psn_add(w->first_psn, w->offset / mtu);
 	if (psn != mq->snd.sb.nxt) {
@@ -924,9 +927,13 @@ bool mrxe_req_meta_timer(struct mrxe_qp *qp)
 		mrxe_qp_counter_inc(qp, MRXE_CNT_RETRANS_TIMEOUTS);
 		if (qp->pipe.attr.timeout && !mq->retry_left--) {
 			if (!mq->ever_acked) {
-				/* stock rxe drops TVer 1: nobody answers */
+				/*
+				 * stock rxe drops TVer 1: nobody answers.  A
+				 * peer that cannot be reached looks the same
+				 * (counted here too; the log says both).
+				 */
 				mrxe_qp_counter_inc(qp, MRXE_CNT_MODE_MISMATCH);
-				mrxe_err_dev(qp_dev(qp), "qp %u: no MetaRoCE answer from the peer after %u retries (standard-mode peer?)\n",
+				mrxe_err_dev(qp_dev(qp), "qp %u: no MetaRoCE answer from the peer after %u retries: a standard-mode peer, or no route to it\n",
 					     qp->ibqp.qp_num,
 					     qp->pipe.attr.retry_cnt);
 			}
@@ -944,7 +951,7 @@ bool mrxe_req_meta_timer(struct mrxe_qp *qp)
 		/* new data is the probe if there is any (RFC 8985 7.3) */
 		w = req->cur != req->fetched ? mrxe_swqe_at(qp, req->cur) : NULL;
 		if (!w || w->state != MRXE_SWQE_POSTED || !w->mask ||
-		    !mrxe_meta_room(qp, 1)) {
+		    !mrxe_meta_room(qp, 1) || !mrxe_path_glue_room(qp)) {
 			if (!mrxe_meta_resend(qp, probe, true, false, &last))
 				mrxe_sack_on_retransmit(sb, probe, now,
 							mrxe_path_glue_sent(qp, probe,

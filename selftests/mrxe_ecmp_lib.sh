@@ -25,6 +25,7 @@
 ECMP_R1=mrxe-r1-$$
 ECMP_R2=mrxe-r2-$$
 ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
+ECMP_QUEUE=${MRXE_ECMP_QUEUE:-100ms}
 ECMP_N=0
 MRXECTL=$MRXE_REPO/build/mrxectl
 
@@ -33,7 +34,7 @@ MRXECTL=$MRXE_REPO/build/mrxectl
 # as a datacenter switch marks ECN, instead of tbf's 100 ms drop-tail FIFO)
 ecmp_link_qdisc() {
 	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" root handle 1: \
-		tbf rate "$ECMP_RATE" burst 16kb latency 100ms || return 1
+		tbf rate "$ECMP_RATE" burst 16kb latency "$ECMP_QUEUE" || return 1
 	[ "${MRXE_ECMP_AQM:-}" = ecn ] || return 0
 	ip netns exec "$ECMP_R1" tc qdisc replace dev "p$1" parent 1:1 handle 10: \
 		fq_codel ecn target 2ms interval 20ms

@@ -150,6 +150,30 @@ static u64 fill(const struct mrxe_path_set *ps, const struct mrxe_path *p)
 	return ((u64)(p->inflight + 1) << (2 * MRXE_PATH_FP)) / (w ? w : 1);
 }
 
+bool mrxe_path_room(const struct mrxe_path_set *ps, u64 now)
+{
+	const struct mrxe_path *p;
+	bool any_usable = false;
+	u32 w;
+	u8 i;
+
+	if (ps->n <= 1 || !ps->cfg.hold)
+		return true;
+	for (i = 0; i < ps->n; i++) {
+		p = &ps->p[i];
+		if (probe_due(ps, p, now))
+			return true;
+		if (!usable(p))
+			continue;
+		any_usable = true;
+		w = p->state == MRXE_PST_SUSPECT ? FP(ps->cfg.cwnd_min) : p->cwnd;
+		if (FP(p->inflight) < w)
+			return true;
+	}
+	/* every path DEAD: mrxe_path_pick() spreads over all of them */
+	return !any_usable;
+}
+
 u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid)
 {
 	u8 best = MRXE_PATH_NONE, i, k;
@@ -253,13 +277,25 @@ static void on_delivered(struct mrxe_path_set *ps, struct mrxe_path *p,
 	ps->ep_total += n;
 	p->consec_lost = 0;
 	p->last_deliver_ns = now;
-	if (p->state == MRXE_PST_DEAD || p->state == MRXE_PST_SUSPECT) {
-		/* a delivered probe (or a late packet) revives the path */
+	if (p->state == MRXE_PST_DEAD) {
+		/*
+		 * A delivered probe (or a late packet) revives the path: a
+		 * fresh port, whose capacity is not known, starts over.
+		 */
 		p->state = MRXE_PST_ACTIVE;
 		p->probe_out = false;
 		p->probe_backoff_ns = 0;
 		p->cwnd = FP(ps->cfg.cwnd_init);
 		p->ssthresh = cmax;
+	} else if (p->state == MRXE_PST_SUSPECT) {
+		/*
+		 * Losses in a row, then a delivery: a drop-tail queue's burst
+		 * loss, not a failure.  The path keeps the window its losses
+		 * cut (restarting slow start towards the QP's whole window
+		 * overshot the queue again at once).
+		 */
+		p->state = MRXE_PST_ACTIVE;
+		p->probe_out = false;
 	}
 	for (i = 0; i < n && p->cwnd < cmax; i++) {
 		if (p->cwnd < p->ssthresh)
@@ -365,6 +401,12 @@ static void repath(struct mrxe_path_set *ps, u8 i)
 	p->cnt.repaths++;
 	p->strikes = 0;
 	ps->calm = 0;
+	/*
+	 * The fresh port may hash onto an idle link: the path keeps its
+	 * window but slow-starts from it (no threshold), so it fills a free
+	 * link in a few RTTs instead of one packet per RTT.
+	 */
+	p->ssthresh = FP(ps->cfg.cwnd_max);
 }
 
 static bool busy_epoch(const struct mrxe_path_set *ps)

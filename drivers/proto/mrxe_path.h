@@ -18,9 +18,14 @@
  * Scheduling: every usable path has a window cwnd (AIMD on its own
  * deliveries and losses: slow start, +1/cwnd per delivered packet, halved
  * at most once per path RTT on loss).  The next packet goes to the usable
- * path with the lowest fill (inflight + 1) / cwnd; equal fills rotate.  The
- * path windows only split traffic, they never hold it back (the QP's
- * window and congestion control do): in steady state a path's in-flight
+ * path with the lowest fill (inflight + 1) / cwnd; equal fills rotate.
+ * Without cfg.hold the path windows only split traffic, they never hold it
+ * back (the QP's window and congestion control do).  With cfg.hold
+ * (MP-RDMA's per-path congestion windows) a new packet waits while no
+ * usable path has room (mrxe_path_room()); retransmissions and probes never
+ * wait, so a path whose packets are all lost still collects the losses
+ * that judge it, and a READ request (whose responses the responder sends)
+ * is not held.  In steady state a path's in-flight
  * share follows its cwnd, so a path that drains slower (less capacity,
  * more delay) keeps more in flight and receives fewer new packets, and a
  * lossy path's window shrinks.  Retransmissions avoid the path that lost
@@ -98,6 +103,7 @@ struct mrxe_path_cfg {
 	u64	epoch_ns;	/* shortest re-path epoch, 0: 1 ms */
 	u8	repath_strikes;	/* 0: 2 */
 	bool	repath_off;	/* no re-pathing (tests, comparisons) */
+	bool	hold;		/* path windows hold new data back */
 };
 
 struct mrxe_path_cnt {
@@ -169,6 +175,13 @@ void mrxe_path_init(struct mrxe_path_set *ps, const struct mrxe_path_cfg *cfg,
  * retransmission of a packet last sent on @avoid.  Never MRXE_PATH_NONE.
  */
 u8 mrxe_path_pick(struct mrxe_path_set *ps, u64 now, u8 avoid);
+
+/*
+ * May a new packet go out (cfg.hold; mrxe_path_room() below)?  True with one
+ * path, without cfg.hold, when a usable path's in-flight is below its
+ * window, when a probe is due, or when every path is DEAD.
+ */
+bool mrxe_path_room(const struct mrxe_path_set *ps, u64 now);
 
 /* The caller sent a packet on @path (after mrxe_sack_on_send/_retransmit). */
 void mrxe_path_on_send(struct mrxe_path_set *ps, u8 path, bool retx, u64 now);
