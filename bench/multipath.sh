@@ -28,7 +28,12 @@
 # (`mrxectl dev set DEV window N`; default: the device's, 1024).  IRN caps
 # a QP at the fabric's BDP; 1024 packets overflow the links' 100 ms tbf
 # queues (about 190 packets each), so every case then runs at heavy loss.
-# MRXE_MP_LINKS (default "2 4"), MRXE_MP_BLACKHOLE=0 (skip part 2) and
+# MRXE_MP_LINKS (default "2 4"; " " skips part 1), MRXE_MP_BLACKHOLE=0
+# (skip part 2), MRXE_MP_BH_NOHOLD=1 (part 2 with path_hold off),
+# MRXE_MP_SPECS (cases MODE:PATHS[:nohold], N = the link count; default
+# "standard:1 metaroce:1 metaroce:N metaroce:4N metaroce:N:nohold";
+# nohold: the module's path_hold off, path windows that only split
+# traffic), MRXE_ECMP_QUEUE (tbf latency, default 100ms) and
 # MRXE_ECMP_AQM=ecn (fq_codel ECN marking under each tbf) narrow or vary
 # a run.
 # Output: bench/results/multipath-<stamp>.csv and a summary on stdout.
@@ -79,14 +84,14 @@ srv_wait() {
 
 # bw MODE PATHS DURATION: one ib_write_bw run over the fabric; prints Gb/s
 # (a run whose perftest clock estimate failed under TCG - 0 Gb/s and
-# "Correlation coefficient" - is run again, up to 3 times)
+# "Correlation coefficient" - is run again, up to 5 times)
 bw() {
 	local mode=$1 paths=$2 d=$3 so=$OUT/bw.server co=$OUT/bw.client sp g try
 	local -a win=()
 	[ -n "${MRXE_MP_WINDOW:-}" ] && win=(window "$MRXE_MP_WINDOW")
 	ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode "$mode" paths "$paths" "${win[@]}" || return 1
 	ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode "$mode" paths "$paths" "${win[@]}" || return 1
-	for try in 1 2 3; do
+	for try in 1 2 3 4 5; do
 		ip netns exec "$NS_A" timeout $((d + 60)) ib_write_bw -d "$DEV_A" -x "$GID_A" \
 			-s 65536 -D "$d" --report_gbits -p 18515 > "$so" 2>&1 &
 		sp=$!
@@ -143,7 +148,7 @@ for n in ${MRXE_MP_LINKS:-2 4}; do
 			echo "links $n: $1 paths $2 run $r: $g Gb/s (ports on $c of $n links)"
 		done
 		# the median run (by goodput) stands for the case; a run that
-		# measured nothing (perftest's clock estimate failed three
+		# measured nothing (perftest's clock estimate failed five
 		# times under TCG: 0 Gb/s) is left out of it
 		ok=$(printf '%s\n' "${runs[@]}" | awk '$1 > 0' | sort -g)
 		[ -n "$ok" ] || ok="0 0"
@@ -158,15 +163,30 @@ done
 # black hole
 [ "${MRXE_MP_BLACKHOLE:-1}" = 1 ] || exit 0
 ecmp_setup 2 || exit 1
+# MRXE_MP_BH_NOHOLD=1: the black hole with the module's path_hold off
+[ "${MRXE_MP_BH_NOHOLD:-0}" = 1 ] && echo N > "$HOLD_PARAM"
 ip netns exec "$NS_A" "$MRXECTL" dev set "$DEV_A" mode metaroce paths 4
 ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode metaroce paths 4
 samples=$OUT/bh.samples
-(
-	while :; do
-		echo "$(date +%s.%N) $(ip netns exec "$ECMP_R2" cat /sys/class/net/ra/statistics/tx_bytes)"
-		sleep 0.1
-	done
-) > "$samples" &
+# R2 -> server bytes every 100 ms from one process inside R2 (an `ip netns
+# exec` per sample took seconds under TCG while the QP ran: samples 3 s
+# apart made the recovery time a multiple of 3 s)
+python3 - "$ECMP_R2" ra > "$samples" <<'EOF' &
+import ctypes, os, sys, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/run/netns/" + sys.argv[1], os.O_RDONLY)
+if libc.setns(fd, 0x40000000) != 0:	# CLONE_NEWNET
+    sys.exit("setns %s failed" % sys.argv[1])
+os.close(fd)
+while True:
+    with open("/proc/self/net/dev") as f:
+        for line in f.readlines()[2:]:
+            name, rest = line.split(":", 1)
+            if name.strip() == sys.argv[2]:
+                print("%.6f %s" % (time.time(), rest.split()[8]), flush=True)
+    time.sleep(0.1)
+EOF
 smp=$!
 ip netns exec "$NS_A" timeout 90 ib_write_bw -d "$DEV_A" -x "$GID_A" -s 65536 -D 20 \
 	--report_gbits -p 18516 > "$OUT/bh.server" 2>&1 &
@@ -190,9 +210,11 @@ wait $cp; crc=$?
 wait $sp
 kill $smp 2>/dev/null
 bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$OUT/bh.client")
-python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" "${srtt_us:-0}" <<'EOF'
+python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" "${srtt_us:-0}" \
+	"metaroce$([ "${MRXE_MP_BH_NOHOLD:-0}" = 1 ] && echo -nohold)" <<'EOF'
 import sys
 samples = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+mode = sys.argv[9]
 t_bh, t_rs = float(sys.argv[2]), float(sys.argv[3])
 rate = sys.argv[4].lower()
 mult = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
@@ -229,11 +251,11 @@ with open(sys.argv[5].replace("multipath.csv", "multipath-timeline.csv"), "w") a
             break
         f.write(f"{samples[i][0] - t_bh:.2f},{r / 1e9:.6f},0,{t_rs - t_bh:.2f},{link_bps / 1e9:.6f}\n")
 with open(sys.argv[5], "a") as f:
-    f.write(f"blackhole,2,metaroce,4,{sys.argv[6]},\n")
-    f.write(f"blackhole_recovery_ms,2,metaroce,4,{'' if rec is None else round(rec * 1000)},\n")
-    f.write(f"blackhole_srtt_ms,2,metaroce,4,{int(sys.argv[8]) / 1000:.1f},\n")
+    f.write(f"blackhole,2,{mode},4,{sys.argv[6]},\n")
+    f.write(f"blackhole_recovery_ms,2,{mode},4,{'' if rec is None else round(rec * 1000)},\n")
+    f.write(f"blackhole_srtt_ms,2,{mode},4,{int(sys.argv[8]) / 1000:.1f},\n")
 print(f"black hole: ib_write_bw exit {sys.argv[7]}, {sys.argv[6]} Gb/s over 20 s; "
-      + ("goodput never below 0.9x one link" if dip is None else
+      + ("goodput never below 0.9x one link; " if dip is None else
          f"goodput below 0.9x one link from {dip * 1000:.0f} ms; ")
       + ("never back" if rec is None else
          f"back to >= 0.9x one link {rec * 1000:.0f} ms after the black hole "

@@ -1077,7 +1077,7 @@ TEST(PathSim, CollisionRepairTime)
 	// (35 ms; 9.8 epochs / 25 ms without hold): a re-rolled path has to
 	// grow its own window on the link it found, where before it took
 	// the QP's spare window at once.  In the lab hold still won: 4 paths
-	// on 4 links 3.79x one path against 3.37x without (bench/multipath.sh)
+	// on 4 links 3.72x one path against 3.49x without (bench/multipath.sh)
 	EXPECT_LT(med, 16.0);
 	EXPECT_EQ(unrepaired, 0u);
 }
