@@ -142,10 +142,16 @@ static bool probe_due(const struct mrxe_path_set *ps, const struct mrxe_path *p,
 	       now - p->last_send_ns >= srtt;
 }
 
+/* The window @p is used with: a SUSPECT path gets the minimum. */
+static u32 wnd(const struct mrxe_path_set *ps, const struct mrxe_path *p)
+{
+	return p->state == MRXE_PST_SUSPECT ? FP(ps->cfg.cwnd_min) : p->cwnd;
+}
+
 /* Fill of @p in 1/256 units: (inflight + 1) / cwnd. */
 static u64 fill(const struct mrxe_path_set *ps, const struct mrxe_path *p)
 {
-	u32 w = p->state == MRXE_PST_SUSPECT ? FP(ps->cfg.cwnd_min) : p->cwnd;
+	u32 w = wnd(ps, p);
 
 	return ((u64)(p->inflight + 1) << (2 * MRXE_PATH_FP)) / (w ? w : 1);
 }
@@ -154,7 +160,6 @@ bool mrxe_path_room(const struct mrxe_path_set *ps, u64 now)
 {
 	const struct mrxe_path *p;
 	bool any_usable = false;
-	u32 w;
 	u8 i;
 
 	if (ps->n <= 1 || !ps->cfg.hold)
@@ -166,8 +171,7 @@ bool mrxe_path_room(const struct mrxe_path_set *ps, u64 now)
 		if (!usable(p))
 			continue;
 		any_usable = true;
-		w = p->state == MRXE_PST_SUSPECT ? FP(ps->cfg.cwnd_min) : p->cwnd;
-		if (FP(p->inflight) < w)
+		if (FP(p->inflight) < wnd(ps, p))
 			return true;
 	}
 	/* every path DEAD: mrxe_path_pick() spreads over all of them */
