@@ -38,7 +38,7 @@ static bool sk_outstanding(const struct mrxe_sack *sb, u32 psn)
  * queue, not with min_RTT; min_RTT / 4 then called delivered packets lost
  * (27% of the retransmissions at 5% loss were spurious, lab bench).
  */
-u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
+static u64 reo_wnd_learnt(const struct mrxe_sack *sb)
 {
 	u64 w = ((u64)sb->reo_mult * mrxe_rtt_min(&sb->rtt)) >> 2;
 	u64 srtt = mrxe_rtt_srtt(&sb->rtt);
@@ -60,6 +60,24 @@ u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
 	 */
 	if (sb->reo_seen_ns > w)
 		w = min_t(u64, sb->reo_seen_ns, mrxe_rtt_rto(&sb->rtt));
+	return w;
+}
+
+u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
+{
+	u64 w = reo_wnd_learnt(sb), rto0;
+
+	/*
+	 * Deviation: SRTT + 4 RTTVAR (RFC 6298's RTO without its floor) for
+	 * the first MRXE_SACK_REO_WARMUP RTT samples, while reo_near_miss()
+	 * learns what the path's reordering needs.  Before that, min_RTT / 4
+	 * called the first packets of a jittery path lost: every spurious
+	 * retransmission left in sack_sim_test's reordering runs was among a
+	 * connection's first 20 packets.
+	 */
+	rto0 = mrxe_rtt_srtt(&sb->rtt) + 4 * sb->rtt.rttvar_ns;
+	if (sb->rtt.samples < MRXE_SACK_REO_WARMUP && w < rto0)
+		w = rto0;
 	return w;
 }
 
@@ -220,6 +238,49 @@ static void reo_learn(struct mrxe_sack *sb, u64 rtt, u64 now)
 	sb->reo_seen_at_ns = now;
 }
 
+/*
+ * A packet never retransmitted nor declared lost arrived after one sent
+ * later (on its own path, for a multipath QP: paths of different RTTs
+ * deliver out of order by design).  It missed being called lost by
+ * reo_wnd minus its lateness behind that packet's RTT.  When it came
+ * within half of reo_wnd, the reordering's tail is about to cross it:
+ * cover 1.5 x the lateness now, before a spurious retransmission has to
+ * teach it (reo_learn).  Deviation from RFC 8985, which learns only from
+ * DSACKs; Linux TCP likewise grows its reordering degree from SACKs of
+ * holes that fill without a retransmission (tcp_check_sack_reordering).
+ * Same fading as reo_learn (recovery_check).
+ */
+static void reo_near_miss(struct mrxe_sack *sb, u32 psn,
+			  const struct mrxe_sack_ent *e, u64 now)
+{
+	const struct mrxe_sack_path *sp = &sb->path[e->path];
+	u64 rack_rtt, late;
+
+	if (sb->multipath) {
+		if (!sp->rack_valid || !sent_after(sp->rack_xmit_ns,
+						   sp->rack_psn, e->xmit_ns, psn))
+			return;
+		rack_rtt = sp->rack_rtt_ns;
+	} else {
+		if (!sb->rack_valid || !sent_after(sb->rack_xmit_ns,
+						   sb->rack_psn, e->xmit_ns, psn))
+			return;
+		rack_rtt = sb->rack_rtt_ns;
+	}
+	if (now - e->xmit_ns <= rack_rtt)
+		return;
+	late = now - e->xmit_ns - rack_rtt;
+	if (late * 2 < reo_wnd_learnt(sb))
+		return;
+	late += late >> 1;
+	/* reordering this close to reo_wnd goes on: keep what was learnt */
+	sb->reo_seen_at_ns = now;
+	if (late > sb->reo_seen_ns) {
+		sb->reo_seen_ns = late;
+		sb->cnt.reo_near++;
+	}
+}
+
 /* Per-ACK scratch state of mrxe_sack_on_ack(). */
 struct ack_ctx {
 	u64	now, echo_ns;
@@ -244,10 +305,13 @@ static void deliver(struct mrxe_sack *sb, u32 psn, struct mrxe_sack_ent *e,
 	bool was_lost = e->state == MRXE_SK_LOST;
 	bool spur = false;
 
-	if (was_lost)
+	if (was_lost) {
 		sb->n_lost--;
-	else
+	} else {
+		if (!e->retx)
+			reo_near_miss(sb, psn, e, c->now);
 		inflight_leave(sb, e);
+	}
 	e->state = MRXE_SK_SACKED;
 	sb->n_sacked++;
 

@@ -111,6 +111,7 @@ struct mrxe_sack_cnt {
 	u64	rto_spurious;	/* ... found spurious by F-RTO */
 	u64	delivered;	/* PSNs acked or SACKed */
 	u64	bad_ack;	/* ACKs beyond nxt, ignored */
+	u64	reo_near;	/* reo_wnd widened by a near miss */
 };
 
 /*
@@ -121,6 +122,9 @@ struct mrxe_sack_cnt {
  * and declared lost there.
  */
 #define MRXE_SACK_PATHS		16
+
+/* RTT samples before reo_wnd may shrink below SRTT (mrxe_sack_reo_wnd) */
+#define MRXE_SACK_REO_WARMUP	16
 
 struct mrxe_sack_path {
 	u32	inflight;

@@ -429,9 +429,12 @@ TEST(SackSim, HeavyReorderingIsLearnt)
 	c.reo_mult_max = MRXE_SACK_REO_MULT_META;
 	run_seeds(c, { 41, 42, 43, 44 }, "reorder 0..2x delay", [&](const SimResult &r) {
 		EXPECT_GT(r.ooo, 10000u);	// it did reorder
-		// seeds 1000-2000: median 24, p99 55, max 71; seed 151 90, all
-		// found spurious.  Unlearnt it would be thousands.
-		EXPECT_LE(r.retransmits, c.npkts / 250);
+		// Learnt from near misses (reo_near_miss) before it costs a
+		// retransmission, reo_wnd wide for the first RTT samples:
+		// seeds 1000-1100: 0 in 85 runs, at most 3 (all in a QP's first
+		// packets).  Learnt from spurious retransmissions only: median
+		// 24, max 90; unlearnt it would be thousands.
+		EXPECT_LE(r.retransmits, 5u);
 		EXPECT_EQ(r.retransmits, r.spurious);
 	});
 }
@@ -462,9 +465,10 @@ TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
 
 	run_seeds(c, { 51, 52, 53, 54 }, "reorder 0..40x min", [&](const SimResult &r) {
 		EXPECT_GT(r.ooo, 10000u);	// it did reorder
-		// seeds 1000-2000: median 24, p99 55, max 71; seed 151 90, all
-		// found spurious.  Unlearnt it would be thousands.
-		EXPECT_LE(r.retransmits, c.npkts / 250);
+		// seeds 1000-1100: at most 11 (learnt from spurious
+		// retransmissions only: 206 in 6 runs, max 71 per run);
+		// unlearnt it would be thousands.
+		EXPECT_LE(r.retransmits, 20u);
 		// nearly all found spurious (an ACK carrying the evidence can
 		// be overtaken by a newer one)
 		EXPECT_LE(r.retransmits - r.spurious, r.retransmits / 5 + 3);
@@ -472,9 +476,9 @@ TEST(SackSim, JitterFarBeyondMinRttIsLearnt)
 }
 
 // The same jitter with 1% loss: the retransmissions not found spurious are
-// what was lost, and all of them together at most 1.5 x the lost packets
-// (measured 1.22: a lateness learnt is halved 256 SRTT later and learnt
-// again; 35 before the lateness was learnt at all).
+// what was lost, and all of them together at most 1.15 x the lost packets
+// (seeds 1000-1100: 1.046 in all, at most 1.09 per run; 1.22 before the
+// near-miss learning and the wide start).
 TEST(SackSim, JitterFarBeyondMinRttWithLoss)
 {
 	SimCfg c = far_jitter_cfg();
@@ -482,7 +486,7 @@ TEST(SackSim, JitterFarBeyondMinRttWithLoss)
 	c.data_loss = 0.01;
 	run_seeds(c, { 61, 62, 63, 64 }, "1% loss, jitter 40x", [&](const SimResult &r) {
 		EXPECT_LE(r.retransmits - r.spurious, r.lost * 105 / 100 + r.tlp);
-		EXPECT_LE(r.retransmits, r.lost * 3 / 2 + r.tlp);
+		EXPECT_LE(r.retransmits, r.lost * 115 / 100 + r.tlp);
 	});
 }
 

@@ -60,7 +60,7 @@ protected:
 	}
 
 	// Warm the estimator: n packets with a constant 20 us RTT.
-	u64 warm(u64 now, int n = 8)
+	u64 warm(u64 now, int n = MRXE_SACK_REO_WARMUP)
 	{
 		for (int i = 0; i < n; i++) {
 			EXPECT_EQ(mrxe_sack_on_send(&sb, sb.nxt, now, 0, 100), 0);
@@ -234,6 +234,51 @@ TEST_F(Sack, SpuriousRetransmitWidensReorderWindow)
 	// reo_mult 2 would give min_rtt / 2 = 10 us; the original was late by
 	// its RTT (32 us) - min_rtt (20 us), + 1/8: reo_wnd covers that.
 	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), (32 - 20) * kUs * 9 / 8);
+}
+
+// The first RTT samples: reo_wnd is SRTT + 4 RTTVAR, not min_rtt / 4,
+// until MRXE_SACK_REO_WARMUP samples were taken.
+TEST_F(Sack, ReorderWindowStartsWide)
+{
+	init(0);
+	u64 t = warm(0, 1);	// one sample of 20 us: RTTVAR 10 us
+	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), 60 * kUs);
+	t = warm(t, MRXE_SACK_REO_WARMUP - 2);
+	EXPECT_GT(mrxe_sack_reo_wnd(&sb), 5 * kUs);
+	warm(t, 1);
+	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), 5 * kUs);
+}
+
+// A packet delivered behind a later one, late by more than half of
+// reo_wnd but within it: no retransmission, and reo_wnd covers 1.5 x its
+// lateness at once; a lateness well inside reo_wnd teaches nothing.
+TEST_F(Sack, NearMissWidensReorderWindow)
+{
+	init(0);
+	u64 t = warm(0);	// reo_wnd 5 us
+	u32 b = sb.nxt;
+	struct mrxe_sack_ack_res r;
+	for (u32 i = 0; i < 4; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	// b + 1 first after 20 us (rack.rtt 20 us), then b after 21 us:
+	// 1 us late, under reo_wnd / 2
+	auto s = sack(b, b + 1, b + 2);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s, 0, t + 21 * kUs, &r), 0);
+	auto a = ack(b + 2);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, t + 21 * kUs, &r), 0);
+	EXPECT_EQ(sb.cnt.reo_near, 0u);
+	EXPECT_LT(mrxe_sack_reo_wnd(&sb), 5100u);	// SRTT / 4, SRTT ~20.1 us
+	// b + 3 after 20 us, then b + 2 after 24 us: 4 us late, inside
+	// reo_wnd (no loss) but past its half: reo_wnd becomes 6 us
+	s = sack(b + 2, b + 3, b + 4);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &s, 0, t + 23 * kUs, &r), 0);
+	EXPECT_EQ(r.lost, 0u);
+	a = ack(b + 4);
+	ASSERT_EQ(mrxe_sack_on_ack(&sb, &a, 0, t + 26 * kUs, &r), 0);
+	EXPECT_EQ(r.lost, 0u);
+	EXPECT_EQ(sb.cnt.retransmits, 0u);
+	EXPECT_EQ(sb.cnt.reo_near, 1u);
+	EXPECT_EQ(mrxe_sack_reo_wnd(&sb), 6 * kUs);
 }
 
 TEST_F(Sack, TimestampEchoAndDuplicateFlagDetectSpurious)
