@@ -213,7 +213,7 @@ if [ "${1:-}" = --count ]; then
 fi
 [ "$ROLE" = 2 ] && echo "scenario,transport,test,dir,netem,loss_pct,size,qps,duration_s,bw_avg_gbps,msg_rate_mpps,lat_p50_us,lat_p99_us,lat_p999_us,netem_dropped,retrans_pkts,retrans_per_lost,status" > "$CSV"
 [ "$ROLE" = 2 ] && echo "transport,test,loss_pct,usec" > "$LAT_CSV"
-ip link set eth0 mtu 1500
+ip link set eth0 mtu "${MRXE_BENCH_MTU:-1500}"
 port=18600
 npoints=$(points | wc -l)
 for tr in $TRANSPORTS; do

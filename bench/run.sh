@@ -19,6 +19,8 @@
 #   bench/run.sh [--quick] [--parts "netns perftest multipath cc"]
 #                [--repeat N] [--duration SECS] [--transports "rxe mrxe mrxe-meta"]
 #                [--loss "0 0.1 0.5 1 2 5"] [--scenarios "loss ack reorder lat size qps"]
+#                [--mtu BYTES]  (the guests' eth0 MTU, default 1500: RoCE MTU 1024;
+#                               9000 gives RoCE MTU 4096)
 #                [--no-readme]   (experiments: leave README's results alone)
 # --repeat N boots the perftest guests N times (default 3).
 # --quick (make bench QUICK=1, about 10 min): netns and perftest only;
@@ -29,6 +31,7 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_BENCH_LOSS="0 0.1 0.5 1 2 5"
 export MRXE_BENCH_SIZE=65536
+export MRXE_BENCH_MTU=${MRXE_BENCH_MTU:-1500}
 export MRXE_BENCH_DURATION=3
 export MRXE_BENCH_TRANSPORTS="rxe mrxe mrxe-meta"
 export MRXE_BENCH_TESTS="ib_write_bw ib_read_bw ib_send_bw"
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--loss) MRXE_BENCH_LOSS=$2; shift ;;
 	--size) MRXE_BENCH_SIZE=$2; shift ;;
+	--mtu) MRXE_BENCH_MTU=$2; shift ;;
 	--duration) MRXE_BENCH_DURATION=$2; shift ;;
 	--transports) MRXE_BENCH_TRANSPORTS=$2; shift ;;
 	--tests) MRXE_BENCH_TESTS=$2; shift ;;
@@ -64,6 +68,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [[ "$MRXE_BENCH_SIZE" =~ ^[0-9]+$ ]] || { echo "--size wants bytes" >&2; exit 2; }
+[[ "$MRXE_BENCH_MTU" =~ ^[0-9]+$ ]] && [ "$MRXE_BENCH_MTU" -ge 1280 ] && [ "$MRXE_BENCH_MTU" -le 9000 ] ||
+	{ echo "--mtu wants 1280..9000 bytes" >&2; exit 2; }
 [[ "$MRXE_BENCH_DURATION" =~ ^[0-9]+$ ]] || { echo "--duration wants seconds" >&2; exit 2; }
 [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || { echo "--repeat wants a count >= 1" >&2; exit 2; }
 for p in $PARTS; do
@@ -156,7 +162,7 @@ for p in $PARTS; do
 	esac
 done
 echo
-meta="$(date -u +%F) ($( [ "$quick" = 1 ] && echo "make bench QUICK=1" || echo "make bench")), git $rev, kernel $kver, QEMU TCG, 2 vCPUs per guest, perftest -s $MRXE_BENCH_SIZE -D $MRXE_BENCH_DURATION"
+meta="$(date -u +%F) ($( [ "$quick" = 1 ] && echo "make bench QUICK=1" || echo "make bench")), git $rev, kernel $kver, QEMU TCG, 2 vCPUs per guest, perftest -s $MRXE_BENCH_SIZE -D $MRXE_BENCH_DURATION, eth0 MTU $MRXE_BENCH_MTU"
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 progress "report"
