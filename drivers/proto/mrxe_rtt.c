@@ -94,7 +94,7 @@ static u64 clamp_rto(const struct mrxe_rtt *r, u64 rto)
 
 u64 mrxe_rtt_rto(const struct mrxe_rtt *r)
 {
-	u64 rto = r->srtt_ns ? r->srtt_ns + 4 * r->rttvar_ns : r->init_rto_ns;
+	u64 rto = r->srtt_ns ? mrxe_rtt_rto_est(r) : r->init_rto_ns;
 	u32 i;
 
 	rto = clamp_rto(r, rto);

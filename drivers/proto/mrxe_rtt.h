@@ -48,6 +48,15 @@ static inline u64 mrxe_rtt_srtt(const struct mrxe_rtt *r)
 	return r->srtt_ns;
 }
 
+/*
+ * RFC 6298 2.3's SRTT + 4 RTTVAR without floor, ceiling or backoff; 0
+ * before the first sample.
+ */
+static inline u64 mrxe_rtt_rto_est(const struct mrxe_rtt *r)
+{
+	return r->srtt_ns + 4 * r->rttvar_ns;
+}
+
 /* Windowed minimum RTT, 0 before the first sample. */
 static inline u64 mrxe_rtt_min(const struct mrxe_rtt *r)
 {

@@ -65,7 +65,7 @@ static u64 reo_wnd_learnt(const struct mrxe_sack *sb)
 
 u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
 {
-	u64 w = reo_wnd_learnt(sb), rto0;
+	u64 w = reo_wnd_learnt(sb), rto0 = mrxe_rtt_rto_est(&sb->rtt);
 
 	/*
 	 * Deviation: SRTT + 4 RTTVAR (RFC 6298's RTO without its floor) for
@@ -75,7 +75,6 @@ u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb)
 	 * retransmission left in sack_sim_test's reordering runs was among a
 	 * connection's first 20 packets.
 	 */
-	rto0 = mrxe_rtt_srtt(&sb->rtt) + 4 * sb->rtt.rttvar_ns;
 	if (sb->rtt.samples < MRXE_SACK_REO_WARMUP && w < rto0)
 		w = rto0;
 	return w;

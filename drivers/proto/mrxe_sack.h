@@ -123,7 +123,7 @@ struct mrxe_sack_cnt {
  */
 #define MRXE_SACK_PATHS		16
 
-/* RTT samples before reo_wnd may shrink below SRTT (mrxe_sack_reo_wnd) */
+/* RTT samples during which reo_wnd is at least SRTT + 4 RTTVAR */
 #define MRXE_SACK_REO_WARMUP	16
 
 struct mrxe_sack_path {
