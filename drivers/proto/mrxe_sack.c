@@ -205,6 +205,22 @@ static bool sent_after(u64 t1, u32 p1, u64 t2, u32 p2)
 	return t1 > t2 || (t1 == t2 && mrxe_psn_after(p1, p2));
 }
 
+/* RACK's newest delivery (all paths) was sent after @e (PSN @psn). */
+static bool rack_after(const struct mrxe_sack *sb, u32 psn,
+		       const struct mrxe_sack_ent *e)
+{
+	return sb->rack_valid &&
+	       sent_after(sb->rack_xmit_ns, sb->rack_psn, e->xmit_ns, psn);
+}
+
+/* ... the newest delivery on path @sp was. */
+static bool path_rack_after(const struct mrxe_sack_path *sp, u32 psn,
+			    const struct mrxe_sack_ent *e)
+{
+	return sp->rack_valid &&
+	       sent_after(sp->rack_xmit_ns, sp->rack_psn, e->xmit_ns, psn);
+}
+
 /* Reordering beyond reo_wnd was seen: widen it, at most once per SRTT. */
 static void reo_widen(struct mrxe_sack *sb, u64 now)
 {
@@ -255,17 +271,10 @@ static void reo_near_miss(struct mrxe_sack *sb, u32 psn,
 	const struct mrxe_sack_path *sp = &sb->path[e->path];
 	u64 rack_rtt, late;
 
-	if (sb->multipath) {
-		if (!sp->rack_valid || !sent_after(sp->rack_xmit_ns,
-						   sp->rack_psn, e->xmit_ns, psn))
-			return;
-		rack_rtt = sp->rack_rtt_ns;
-	} else {
-		if (!sb->rack_valid || !sent_after(sb->rack_xmit_ns,
-						   sb->rack_psn, e->xmit_ns, psn))
-			return;
-		rack_rtt = sb->rack_rtt_ns;
-	}
+	if (sb->multipath ? !path_rack_after(sp, psn, e) :
+			    !rack_after(sb, psn, e))
+		return;
+	rack_rtt = sb->multipath ? sp->rack_rtt_ns : sb->rack_rtt_ns;
 	if (now - e->xmit_ns <= rack_rtt)
 		return;
 	late = now - e->xmit_ns - rack_rtt;
@@ -417,8 +426,7 @@ static u32 detect_loss(struct mrxe_sack *sb, u64 now)
 			e->flags |= MRXE_SKF_HOLE;
 			sb->cnt.holes++;
 		}
-		if (e->state != MRXE_SK_INFLIGHT || !sb->rack_valid ||
-		    !sent_after(sb->rack_xmit_ns, sb->rack_psn, e->xmit_ns, psn))
+		if (e->state != MRXE_SK_INFLIGHT || !rack_after(sb, psn, e))
 			continue;
 		/*
 		 * A later packet on any path: the slowest path's RTT, and
@@ -430,8 +438,7 @@ static u32 detect_loss(struct mrxe_sack *sb, u64 now)
 		if (sb->multipath && sp->deliver_ns + max_rtt + reo > dl)
 			dl = sp->deliver_ns + max_rtt + reo;
 		/* a later packet on its own path: that path's RTT */
-		if (sp->rack_valid &&
-		    sent_after(sp->rack_xmit_ns, sp->rack_psn, e->xmit_ns, psn)) {
+		if (path_rack_after(sp, psn, e)) {
 			d2 = e->xmit_ns + sp->rack_rtt_ns + reo;
 			if (d2 < dl)
 				dl = d2;
