@@ -1349,6 +1349,18 @@ void note_device_lost(Local &l, const char *what)
 	errorf("device lost: %s: %s (%s)", what, std::strerror(err), ev.c_str());
 }
 
+// A post verb failed with @e.  EIO is how the provider reports a queue
+// whose kernel side is gone (its mapping replaced after the device was
+// removed): take the device's async event to say so, as for the CQ.
+std::string post_failed(Local &l, const char *verb, int e)
+{
+	if (e == EIO) {
+		errno = EIO;
+		note_device_lost(l, verb);
+	}
+	return std::string(verb) + ": " + std::strerror(e);
+}
+
 // The device's async fd woke up: take one event.  True when the device
 // is gone (IBV_EVENT_DEVICE_FATAL, or an fd in error with nothing to read).
 bool async_device_gone(Local &l, short revents)
@@ -1557,8 +1569,7 @@ bool post_case_recv(Side &s, const CaseSpec &c, std::string &err)
 	int e = s.l.srq ? ibv_post_srq_recv(s.l.srq.get(), &wr, &bad)
 			: ibv_post_recv(s.l.qp.get(), &wr, &bad);
 	if (e) {
-		err = std::string(s.l.srq ? "ibv_post_srq_recv: " : "ibv_post_recv: ") +
-		      std::strerror(e);
+		err = post_failed(s.l, s.l.srq ? "ibv_post_srq_recv" : "ibv_post_recv", e);
 		return false;
 	}
 	return true;
@@ -1634,7 +1645,7 @@ std::string initiate(Side &s, const CaseSpec &c)
 			wr.wr.rdma.rkey = rkey;
 			int e = ibv_post_send(s.l.qp.get(), &wr, &bad);
 			if (e)
-				return std::string("ibv_post_send: ") + std::strerror(e);
+				return post_failed(s.l, "ibv_post_send", e);
 			posted++;
 		}
 		ibv_wc wc;
@@ -1671,7 +1682,7 @@ std::string probe_peer(Side &s)
 	wr.wr.rdma.rkey = s.r.dst_rkey;
 	int e = ibv_post_send(s.l.qp.get(), &wr, &bad);
 	if (e)
-		return std::string("probe: ibv_post_send: ") + std::strerror(e);
+		return "probe: " + post_failed(s.l, "ibv_post_send", e);
 	ibv_wc wc;
 	if (!wait_wc(s.l, wr.wr_id, s.o.timeout, wc))
 		return g_device_lost ? "probe: device lost"
