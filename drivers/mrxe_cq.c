@@ -134,6 +134,14 @@ int mrxe_cq_post(struct mrxe_cq *cq, const struct mrxe_cqe *cqe,
 	memcpy(slot, cqe, sizeof(*cqe));
 	mrxe_queue_produce(cq->queue);
 
+	/*
+	 * IBA 11.4.2.2: a CQ armed for solicited completions also gets an
+	 * event for an unsuccessful one (ibv_req_notify_cq(3): "solicited"
+	 * covers any error status).  SMC-R arms its receive CQ solicited
+	 * only and waits for the flushed receives before freeing a link.
+	 */
+	if (cqe->status != IB_WC_SUCCESS)
+		solicited = true;
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;
@@ -162,9 +170,15 @@ int mrxe_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->cq_lock, irqflags);
-	/* NEXT_COMP is the stronger request: never downgrade it. */
+	/*
+	 * NEXT_COMP is the stronger request: never downgrade it.  Only
+	 * IB_CQ_SOLICITED alone arms for solicited completions; both bits
+	 * (IB_CQ_SOLICITED_MASK, what SMC-R passes) arm for any completion,
+	 * as siw and mlx5 read them.
+	 */
 	if (cq->notify != IB_CQ_NEXT_COMP)
-		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+		cq->notify = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ?
+			     IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    mrxe_queue_used(cq->queue))
 		ret = 1;

@@ -172,6 +172,24 @@ enum rdma_link_layer mrxe_get_link_layer(struct ib_device *ibdev, u32 port)
 	return IB_LINK_LAYER_ETHERNET;
 }
 
+/*
+ * The port's netdev, held for the caller.  ib_core finds it through
+ * ib_device_set_netdev() alone, but some ULPs call this op directly: on
+ * 6.1, SMC-R pairs an RDMA port with a socket's route netdev only through
+ * it (smc_pnet_find_rdma_dev(); without a PNET ID configured), and falls
+ * back to TCP without it.  dev->ndev is held from link add until
+ * mrxe_dealloc(), after the device is unregistered.
+ */
+struct net_device *mrxe_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev = to_mdev(ibdev)->ndev;
+
+	if (port != 1 || !ndev)
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
+}
+
 void mrxe_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "mrxe-abi-%d", MRXE_ABI_VERSION);

@@ -112,6 +112,7 @@ const struct ib_device_ops mrxe_dev_ops = {
 	.get_dma_mr = mrxe_get_dma_mr,
 	.get_hw_stats = mrxe_get_hw_stats,
 	.get_link_layer = mrxe_get_link_layer,
+	.get_netdev = mrxe_get_netdev,
 	.get_port_immutable = mrxe_get_port_immutable,
 	.map_mr_sg = mrxe_map_mr_sg,
 	.mmap = mrxe_mmap,

@@ -31,6 +31,7 @@ int mrxe_modify_device(struct ib_device *ibdev, int mask,
 int mrxe_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable);
 enum rdma_link_layer mrxe_get_link_layer(struct ib_device *ibdev, u32 port);
+struct net_device *mrxe_get_netdev(struct ib_device *ibdev, u32 port);
 void mrxe_get_dev_fw_str(struct ib_device *ibdev, char *str);
 struct rdma_hw_stats *mrxe_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);

@@ -19,6 +19,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -297,6 +298,64 @@ TEST_F(Mrxe, CqCreatePollResizeDestroy)
 	EXPECT_GE(cq->cqe, 1000);
 	EXPECT_EQ(ibv_poll_cq(cq, 4, wc), 0);	/* the new ring is mapped */
 	EXPECT_EQ(ibv_resize_cq(cq, 0), EINVAL);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
+}
+
+/*
+ * ibv_req_notify_cq(3): a CQ armed for solicited completions only is also
+ * woken by an unsuccessful one.  Receives flushed by the QP's move to the
+ * error state must raise the event (SMC-R waits for exactly this before it
+ * frees a link).
+ */
+TEST_F(Mrxe, SolicitedArmWakesOnFlushedReceives)
+{
+	ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	ASSERT_NE(ch, nullptr);
+	ibv_cq *cq = ibv_create_cq(ctx, 16, nullptr, ch, 0);
+	ASSERT_NE(cq, nullptr) << strerror(errno);
+	ibv_qp_init_attr a{};
+	a.send_cq = a.recv_cq = cq;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	ibv_qp *qp = ibv_create_qp(pd, &a);
+	ASSERT_NE(qp, nullptr) << strerror(errno);
+	ibv_qp_attr qa{};
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 1;
+	ASSERT_EQ(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	ibv_recv_wr rw{}, *bad;
+	for (uint64_t id = 1; id <= 2; id++) {
+		rw.wr_id = id;
+		ASSERT_EQ(ibv_post_recv(qp, &rw, &bad), 0);
+	}
+	ASSERT_EQ(ibv_req_notify_cq(cq, 1), 0);
+	qa.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(qp, &qa, IBV_QP_STATE), 0);
+	pollfd p = { ch->fd, POLLIN, 0 };
+	ASSERT_EQ(poll(&p, 1, 5000), 1) << "no CQ event for the flushed receives";
+	ibv_cq *ev_cq;
+	void *ev_ctx;
+	ASSERT_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	EXPECT_EQ(ev_cq, cq);
+	ibv_ack_cq_events(cq, 1);
+	ibv_wc wc[4];
+	int n = 0;
+	for (int i = 0; i < 1000 && n < 2; i++) {
+		int k = ibv_poll_cq(cq, 4 - n, wc + n);
+		ASSERT_GE(k, 0);
+		n += k;
+		if (!k)
+			usleep(1000);
+	}
+	ASSERT_EQ(n, 2);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+		EXPECT_EQ(wc[i].wr_id, uint64_t(i + 1));
+	}
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
 	EXPECT_EQ(ibv_destroy_cq(cq), 0);
 	EXPECT_EQ(ibv_destroy_comp_channel(ch), 0);
 }
