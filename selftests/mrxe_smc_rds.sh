@@ -39,7 +39,8 @@ SMC_PORT=18700
 smc_cleanup() {
 	set +e
 	[ -n "${SRV_PID:-}" ] && kill "$SRV_PID" 2>/dev/null
-	[ -f "$TRACE/events/smc/enable" ] && echo 0 > "$TRACE/events/smc/enable"
+	[ -f "$TRACE/events/smc/smc_switch_to_fallback/enable" ] &&
+		echo 0 > "$TRACE/events/smc/smc_switch_to_fallback/enable"
 	mrxe_del_all_links
 	python3 "$MRXE_SELFTEST_DIR/mrxe_smc_ueid.py" --remove "$UEID" >/dev/null 2>&1
 	modprobe -r smc_diag smc 2>/dev/null
@@ -53,15 +54,9 @@ smc_require() {
 	[ -d "$TRACE/events" ] || mount -t tracefs nodev "$TRACE" 2>/dev/null || true
 }
 
-# smc_qp_modes DEV NS: the modes of DEV's RC QPs that SMC created.
-smc_qp_modes() {
-	ip netns exec "$2" "$CTL" -j qp show "$1" |
-		jq_py 'print(" ".join(sorted(q.get("mode","?") for q in d if q.get("type")=="RC")))'
-}
-
 # smc_run MODE: an 8 MB transfer over SMC-R with the devices in MODE.
 smc_run() {
-	local mode=$1 s0 sent srv cli fb modes want
+	local mode=$1 s0 sent srv cli fb modes want d
 	smc_require
 	trap smc_cleanup EXIT
 	xfer_setup || fail "topology setup failed"
@@ -100,7 +95,7 @@ smc_run() {
 	rdma resource show qp | grep -q "link $DEV_B/1 .*comm \[smc\]" || fail "no SMC QP on $DEV_B"
 	sent=$(( $(stat_value "$DEV_B" sent_pkts) - s0 ))
 	expect_gt "packets $DEV_B sent" "$sent" $((SMC_BYTES / 1024)) || fail "the data did not go over $DEV_B"
-	modes=$(smc_qp_modes "$DEV_A" "$NS_A")
+	modes=$(rc_qp_modes "$DEV_A" "$NS_A")
 	echo "$DEV_A RC QP modes: $modes"
 	want=metaroce
 	[ "$mode" = standard ] && want=standard

@@ -315,10 +315,11 @@ netem_clear() {
 	return 0
 }
 
-# rc_qp_modes DEV: the transport mode of each of DEV's RC QPs, sorted, on
-# one line (mrxectl -j qp show).
+# rc_qp_modes DEV [NS]: the transport mode of each of DEV's RC QPs, sorted,
+# on one line (mrxectl -j qp show, run in network namespace NS if given:
+# mrxectl sees the devices of its own namespace).
 rc_qp_modes() {
-	"$MRXE_REPO/build/mrxectl" -j qp show "$1" |
+	${2:+ip netns exec "$2"} "$MRXE_REPO/build/mrxectl" -j qp show "$1" |
 		jq_py 'print(" ".join(sorted(q.get("mode","?") for q in d if q.get("type")=="RC")))'
 }
 
