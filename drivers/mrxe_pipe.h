@@ -32,7 +32,7 @@ struct sk_buff;
  * ring is kept so a selective-repeat (MetaRoCE) recovery can resend single
  * packets: which WQE, which byte range, when and on which UDP source port.
  */
-#define MRXE_PKT_RING		1024	/* MetaRoCE's max unacked PSN window */
+#define MRXE_PKT_RING		4096	/* MetaRoCE's max unacked PSN window */
 #define MRXE_RESP_RESV		16	/* SRQ WQEs a QP may take ahead */
 /* standard mode's unacked PSN window (go-back-N resends all of it) */
 #define MRXE_STD_WINDOW		256
@@ -110,7 +110,7 @@ struct mrxe_meta_qp {
 	/* READ/atomic response recovery: deadline, evidence (mrxe_rsprec.h) */
 	struct mrxe_rsprec	rsprec;
 	u64	rsp_retrans;	/* READ/atomic re-requests sent */
-	struct mrxe_rspwnd	rspwnd;	/* responses in flight (AIMD) */
+	struct mrxe_rspwnd	rspwnd;	/* responses in flight (mrxe_rspwnd.h) */
 	/* PSN (mod MRXE_PKT_RING) of a READ/atomic whose response arrived */
 	DECLARE_BITMAP(rsp_got, MRXE_PKT_RING);
 	struct hrtimer		timer;	/* SACK timer (RACK, TLP, RTO) */

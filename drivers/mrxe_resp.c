@@ -263,8 +263,8 @@ static bool resp_meta_ack_ok(struct mrxe_qp *qp)
 
 /*
  * ACKs of one work-item run (coalesced).  MetaRoCE: one ACK holds 4 of the
- * window's 16 SACK blocks; when a run received packets in more blocks than
- * that, up to 3 more ACKs follow at once, so the requester's RACK learns
+ * window's 64 SACK blocks; when a run received packets in more blocks than
+ * that, more ACKs (up to 16 in all) follow at once, so the requester's RACK learns
  * of every delivery now instead of from a later rotation (which made it
  * call delivered packets lost: wire-format.rst, "ACKs and the SACK
  * extension").

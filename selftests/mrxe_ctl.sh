@@ -160,7 +160,7 @@ assert (x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == (16, False, 
 	# The other device kept its defaults.
 	nsb "$CTL" -j dev show "$DEV_B" | jq_py "
 x=d[0]
-assert (x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == (1, True, 50, 1024), x"
+assert (x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == (1, True, 50, 4096), x"
 }
 
 test_ctl_bad_input() {
@@ -180,7 +180,7 @@ test_ctl_bad_input() {
 	expect_err "paths x" 'paths "x": not an unsigned' ctla dev set "$DEV_A" paths x
 	expect_err "ecn maybe" 'ecn "maybe": expected on or off' ctla dev set "$DEV_A" ecn maybe
 	expect_err "window 15" 'window: Numerical result out of range' ctla dev set "$DEV_A" window 15
-	expect_err "window 1025" 'window: Numerical result out of range' ctla dev set "$DEV_A" window 1025
+	expect_err "window 4097" 'window: Numerical result out of range' ctla dev set "$DEV_A" window 4097
 	expect_err "window x" 'window "x": not an unsigned' ctla dev set "$DEV_A" window x
 	expect_err "cnp-interval 0" 'cnp-interval: Numerical result out of range' \
 		ctla dev set "$DEV_A" cnp-interval 0
@@ -194,7 +194,7 @@ test_ctl_bad_input() {
 	# A refused set changed nothing.
 	ctla -j dev show "$DEV_A" | jq_py "
 x=d[0]
-assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == ('auto', 1, True, 50, 1024), x"
+assert (x['mode'], x['paths'], x['ecn'], x['cnp_interval_us'], x['window']) == ('auto', 1, True, 50, 4096), x"
 }
 
 test_ctl_unprivileged() {

@@ -246,7 +246,7 @@ PY
 
 # `mrxectl dev set DEV window N` caps the packets a new MetaRoCE QP keeps
 # in flight: with window 16 no sample shows more than 16, with the
-# default (1024) the same transfer shows more (the test can fail both ways).
+# default (4096) the same transfer shows more (the test can fail both ways).
 test_meta_window() {
 	local dflt capped
 	meta_setup 1500
@@ -259,7 +259,7 @@ test_meta_window() {
 	[ "$capped" -gt 0 ] || { echo "FAILED: no sample caught a packet in flight"; return 1; }
 	[ "$dflt" -gt 16 ] ||
 		{ echo "FAILED: the default window never had more than 16 in flight ($dflt): the cap is not shown"; return 1; }
-	run_b "$MRXECTL" dev set "$DEV_B" window 1024
+	run_b "$MRXECTL" dev set "$DEV_B" window 4096
 }
 
 # MRXE_REORDER_OPS (default write,send,read): the operations of the run,

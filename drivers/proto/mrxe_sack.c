@@ -33,7 +33,7 @@ static bool sk_outstanding(const struct mrxe_sack *sb, u32 psn)
 /*
  * RFC 8985 6.2 step 4: reo_wnd = reo_wnd_mult * min_RTT / 4, at most SRTT.
  * Deviation: at least SRTT / 4.  A sender whose own window keeps a
- * standing queue (MetaRoCE's 1024 PSNs in a TCG guest: SRTT many times
+ * standing queue (MetaRoCE's 1024 PSNs, now 4096, in a TCG guest: SRTT many times
  * min_RTT) sees delivery and ACK-processing jitter that scales with the
  * queue, not with min_RTT; min_RTT / 4 then called delivered packets lost
  * (27% of the retransmissions at 5% loss were spurious, lab bench).

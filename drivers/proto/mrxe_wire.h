@@ -586,7 +586,7 @@ u32 mrxe_meta_hdr_off(u8 opcode, u32 hdr);
  * MRXE_SACK_MAX_BLOCKS of them (the SACKETH's 3-bit count, 0..4 on the
  * wire), so the others are reported over successive ACKs.
  */
-#define MRXE_SACK_WINDOW	1024
+#define MRXE_SACK_WINDOW	4096
 #define MRXE_SACK_BLOCK_BITS	64
 #define MRXE_SACK_WIN_BLOCKS	(MRXE_SACK_WINDOW / MRXE_SACK_BLOCK_BITS)
 #define MRXE_SACK_MAX_BLOCKS	4

@@ -517,7 +517,7 @@ const Cmd dev_cmds[] = {
 	{ "show", dev_show, "mrxectl [-j] [-p] dev show [DEV]" },
 	{ "set", dev_set,
 	  "mrxectl dev set DEV [mode standard|metaroce|auto] [paths 1-16]\n"
-	  "                    [window 16-1024] [ecn on|off]\n"
+	  "                    [window 16-4096] [ecn on|off]\n"
 	  "                    [cnp-interval 1-1000000]\n"
 	  "                    [cc dcqcn|off] [rate-max KBPS] [rate-min KBPS]\n"
 	  "                    [g 1-65536] [alpha-timer US] [rate-timer US]\n"

@@ -98,7 +98,7 @@ enum mrxe_nl_transport {
 
 #define MRXE_NL_CNP_INTERVAL_MAX	1000000	/* us */
 #define MRXE_NL_WINDOW_MIN		16	/* packets */
-#define MRXE_NL_WINDOW_MAX		1024	/* MRXE_SACK_WINDOW */
+#define MRXE_NL_WINDOW_MAX		4096	/* MRXE_SACK_WINDOW */
 
 /* MRXE_ATTR_CC: the reaction point of standard-mode QPs. */
 enum mrxe_nl_cc {
