@@ -576,7 +576,8 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 				    MRXE_CNT_META_RSP_GAP :
 				    MRXE_CNT_RETRANS_TIMEOUTS);
 		/* lost responses: fewer of them in flight (mrxe_rspwnd.h) */
-		if (mrxe_rspwnd_loss(&mq->rspwnd, e.now_ns, e.srtt_ns))
+		if (mrxe_rspwnd_loss(&mq->rspwnd, e.now_ns, e.srtt_ns,
+				     r->asked))
 			mrxe_qp_counter_inc(qp, MRXE_CNT_META_RSP_WND_CUTS);
 		break;
 	case MRXE_RSPREC_NONE:

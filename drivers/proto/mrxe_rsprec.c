@@ -132,9 +132,9 @@ bool mrxe_rsprec_advance(struct mrxe_rsprec *r,
  * evident (mrxe_rsprec_lost); else (a timeout) all of them.  A run whose
  * request went out less than an SRTT ago (asked for by the previous round)
  * is left alone, except comp.psn's own run after a timeout.  Returns the
- * number of runs asked for.
+ * number of runs asked for and adds their PSNs to r->asked.
  */
-static u32 rsprec_runs(const struct mrxe_rsprec *r,
+static u32 rsprec_runs(struct mrxe_rsprec *r,
 		       const struct mrxe_rsprec_env *e, bool fast)
 {
 	u64 young = e->srtt_ns ? e->srtt_ns : e->rto_ns, send_ns;
@@ -153,6 +153,7 @@ static u32 rsprec_runs(const struct mrxe_rsprec *r,
 		if (e->ops->rerequest(e->ctx, q, false, &last))
 			break;
 		runs++;
+		r->asked += (u32)mrxe_psn_diff(last, q) + 1;
 		q = mrxe_psn_add(last, 1);
 	}
 	return runs;
@@ -167,6 +168,7 @@ enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
 
 	if (!mrxe_rsprec_due(r, e->now_ns))
 		return MRXE_RSPREC_NONE;
+	r->asked = 0;
 	/*
 	 * Only timeouts spend the retry budget: a tail probe is not a
 	 * retransmission timeout (RFC 8985 7.3), a gap round is evidence

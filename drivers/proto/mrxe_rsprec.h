@@ -85,6 +85,8 @@ struct mrxe_rsprec {
 	 */
 	u64	rack_ns;
 	u64	rack_rt_ns;
+	/* PSNs the last GAP_RUNS / TIMEOUT_RUNS asked for again */
+	u32	asked;
 };
 
 /* What a passed deadline did (mrxe_rsprec_on_deadline). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * READ response window (AIMD over responses).  See mrxe_rspwnd.h for the
+ * READ response window (additive increase, loss-proportional decrease).  See mrxe_rspwnd.h for the
  * rules and the invariant.
  */
 #include "mrxe_rspwnd.h"
@@ -35,15 +35,26 @@ void mrxe_rspwnd_got(struct mrxe_rspwnd *w)
 	w->cwnd = w->max - w->cwnd < w->step ? w->max : w->cwnd + w->step;
 }
 
-bool mrxe_rspwnd_loss(struct mrxe_rspwnd *w, u64 now_ns, u64 hold_ns)
+bool mrxe_rspwnd_loss(struct mrxe_rspwnd *w, u64 now_ns, u64 hold_ns,
+		      u32 n)
 {
-	if (w->cuts && now_ns - w->cut_ns < hold_ns)
-		return false;
-	w->cwnd = w->cwnd / 2 < w->min ? w->min : w->cwnd / 2;
-	w->acc = 0;
-	w->cut_ns = now_ns;
-	w->cuts++;
-	return true;
+	bool fresh = !w->cuts || now_ns - w->cut_ns >= hold_ns;
+	u32 room;
+
+	if (fresh) {
+		w->floor = w->cwnd / 2 < w->min ? w->min : w->cwnd / 2;
+		w->cut_ns = now_ns;
+		w->cuts++;
+	}
+	/*
+	 * acc is kept: with a loss period every round trip (5% of 400
+	 * responses) a reset here stopped all growth, and cwnd fell to min.
+	 */
+	room = w->cwnd > w->floor ? w->cwnd - w->floor : 0;
+	if (!n)
+		n = 1;
+	w->cwnd -= n < room ? n : room;
+	return fresh;
 }
 
 void mrxe_rspwnd_idle(struct mrxe_rspwnd *w)
