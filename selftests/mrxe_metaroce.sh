@@ -169,30 +169,36 @@ test_meta_read_loss() {
 # later request was held for good (meta_read_straddles).  Before: 3 of 3
 # runs failed; after: 3 of 3 passed.
 test_meta_read_retry_budget() {
-	local rto tlp lost loss retry=${MRXE_RB_RETRY:-2}
+	local rto tmo tmo0 tlp lost loss retry=${MRXE_RB_RETRY:-7}
 	meta_setup 1500
 	local round=0 rto0
-	# RTOs of one QP's 3 x 32 MiB at 3% loss were 5-12 in most runs
-	# while the READ response window halved on every loss; since it
-	# stays open under random loss (2026-12-05) they were 0 in two QPs
-	# at 3%, 3 at 6% and 19 at 10%.  A second QP at a higher loss when
-	# the first did not spend more than retry_cnt, so that the budget's
-	# renewal by progress is what is exercised.
+	# Every timeout spends the budget: the request side's RTOs (the SACK
+	# timer, meta_rto) and the response deadlines that found no evidence
+	# (mrxe_rsprec.c); both count in retrans_timeouts.  Progress renews
+	# it, so one QP outlives more timeouts than retry_cnt.  retry_cnt is
+	# 7, the IBA maximum and what rdma_cm asks for: a QP fails only when
+	# 8 retries of one stall are lost in a row.  With retry_cnt 2 that
+	# took 3, and at 10% loss each retry is lost with p = 0.19 (request
+	# or response): 0.19^3 x 130 stalls of a run failed CI (2026-12-05).
+	# 0.19^8 x 130 is 2e-4.  A 3 x 32 MiB run at 6% had 67 and 138
+	# timeouts (3 and 8 of them RTOs); a second QP at 10% if not enough.
 	for loss in ${MRXE_RB_LOSS:-6% 10%}; do
 		round=$((round + 1))
 		run_a tc qdisc replace dev "$VETH_A" root netem loss "$loss"
 		run_b tc qdisc replace dev "$VETH_B" root netem loss "$loss"
 		rto0=$(stat_value "$DEV_B" meta_rto)
+		tmo0=$(stat_value "$DEV_B" retrans_timeouts)
 		verify_run --mode metaroce --mtu 1024 --iters "${MRXE_RB_ITERS:-3}" --ops read \
 			--sizes 32M --retry-cnt "$retry" || { meta_stats; return 1; }
 		rto=$(($(stat_value "$DEV_B" meta_rto) - rto0))
-		[ "$rto" -gt "$retry" ] && break
-		echo "round $round (loss $loss): $rto client RTOs, not more than retry_cnt $retry: a second QP"
+		tmo=$(($(stat_value "$DEV_B" retrans_timeouts) - tmo0))
+		[ "$tmo" -gt "$retry" ] && break
+		echo "round $round (loss $loss): $tmo client timeouts, not more than retry_cnt $retry: a second QP"
 	done
 	meta_stats
-	echo "client RTOs $rto (retry_cnt $retry), response timeouts $(stat_value "$DEV_B" retrans_timeouts), drops $(netem_dropped)"
+	echo "client timeouts $tmo of which RTOs $rto (retry_cnt $retry), drops $(netem_dropped)"
 	expect_gt "netem drops" "$(netem_dropped)" 0 || return 1
-	expect_gt "client RTOs (more than its retry_cnt)" "$rto" "$retry" || return 1
+	expect_gt "client timeouts on one QP (more than its retry_cnt)" "$tmo" "$retry" || return 1
 	# A lost READ request costs at most one tail probe: the probe's
 	# response is evidence against the rest of the run, which is then
 	# asked for at once (mrxe_meta_rsp_timeout).  Before, a probe
