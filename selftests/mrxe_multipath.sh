@@ -436,17 +436,30 @@ test_lossy_link() {
 	[ -s "$snap" ] && python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))[0]["path_list"]:
     print("  path", p["path"], "sport", p["sport"], p["state"], "cwnd", p["cwnd"], "delivered", p["delivered"], "lost", p["lost"])' "$snap" || true
-	# No more than the clean link.  Both links saturated give the lossy
-	# one 0.95 / 1.95 = 48.7% of the packets that left R1 (netem drops
-	# before the count): the path windows move traffic away from a lossy
-	# link only as far as it fails to deliver (known-issues.rst).
-	# Measured 34, 44, 47 and 49% (2026-12-04).  A scheduler that sends
-	# more where packets are lost (retransmissions onto the losing path,
-	# windows that grow on loss) fails it.
-	if [ $((100 * d2)) -gt $(((d1 + d2) * ${MRXE_LOSSY_SHARE:-50})) ]; then
+	# Both links are tbf-limited and were saturated in every run (tbf
+	# drops on the clean link too: all 8 paths "congested"): a saturated
+	# link emits at its tbf rate whatever the scheduler does, so its
+	# share of the packets counted after the qdisc is about half, set by
+	# the links' idle time, not by the paths' windows.  Measured 34, 44,
+	# 47, 49 (2026-12-04), 50.1, 48, 49% (2026-12-05, window 4096): 50%
+	# was the bound and failed a make check at 50.1%.  What the scheduler
+	# decides, and what is asserted:
+	# - the lossy link does not carry clearly more than the clean one
+	#   (more than 53%: the clean link idle while retransmissions go
+	#   onto the losing link, or windows that grow on loss);
+	# - the lossy link is used, not abandoned: 16 MiB at more than 1.2x
+	#   one link's 16 Mbit/s (measured 27.9 and 1.7x).  Riding the clean
+	#   link alone cannot pass that.
+	if [ $((100 * d2)) -gt $(((d1 + d2) * ${MRXE_LOSSY_SHARE:-53})) ]; then
 		echo "FAILED: the lossy link carried $d2 of $((d1 + d2)) packets"
 		return 1
 	fi
+	awk '/ok [0-9]+ - rc (write|send) c->s size=8M/ { ms += $(NF - 1) }
+		END { if (!ms) { print "no timing in the client output"; exit 1 }
+		mbit = 16 * 8 * 1.048576 * 1000 / ms
+		printf "goodput %.1f Mbit/s over 2 x 16 Mbit/s (%.2fx one link)\n", mbit, mbit / 16
+		exit mbit < 1.2 * 16 }' "$XFER_CLIENT_OUT" ||
+		{ echo "FAILED: not more than 1.2x one link: the lossy link was not used"; return 1; }
 }
 
 mrxe_run_tests test_ecmp_fabric test_spread_2 test_spread_4 test_spread_8 \
