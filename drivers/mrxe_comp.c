@@ -482,7 +482,15 @@ static void mrxe_meta_rsp_env(struct mrxe_qp *qp, struct mrxe_rsprec_env *e)
 	e->srtt_ns = mrxe_rtt_srtt(&mq->snd.sb.rtt);
 	e->rto_ns = mrxe_rtt_rto(&mq->snd.sb.rtt);
 	e->delack_ns = mq->cfg.tlp_delack_ns;
-	e->reo_wnd_ns = mrxe_sack_reo_wnd(&mq->snd.sb);
+	/*
+	 * RFC 8985's window, not what reo_learn added: a READ response's
+	 * lateness behind min_RTT is mostly its wait in the responder's
+	 * queue and its chunk's stream, which reo_seen took for reordering
+	 * and covered up to the RTO.  Every hole then waited about an RTO
+	 * (TCG): ib_read_bw kept 0.48 of lossless at 1% loss, 0.68 with
+	 * this (bench/results/20261205-081243, retransmitted / lost 0.98).
+	 */
+	e->reo_wnd_ns = mrxe_sack_reo_wnd_rack(&mq->snd.sb);
 	e->comp_psn = qp->comp.psn;
 	e->nxt = mq->snd.sb.nxt;
 }

@@ -23,7 +23,7 @@
  * No allocation, no floating point, no kernel headers (mrxe_shim.h).
  *
  * Invariant: deadline_ns == 0 (off) or psn is the comp.psn it was set for;
- * fast implies backoff == 0 when it was set; timeouts <= backoff.
+ * timeouts <= backoff.
  */
 #ifndef MRXE_RSPREC_H
 #define MRXE_RSPREC_H
@@ -76,6 +76,7 @@ struct mrxe_rsprec {
 	u8	timeouts;
 	bool	fast;		/* the deadline is a response-gap one */
 	bool	probe;		/* ... a tail probe (first wait, 2 SRTT) */
+	bool	reprobe;	/* the last round was a gap round: probe once */
 	u32	hi;		/* newest PSN whose response arrived */
 	bool	hi_valid;
 	/*

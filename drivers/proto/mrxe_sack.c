@@ -38,7 +38,7 @@ static bool sk_outstanding(const struct mrxe_sack *sb, u32 psn)
  * queue, not with min_RTT; min_RTT / 4 then called delivered packets lost
  * (27% of the retransmissions at 5% loss were spurious, lab bench).
  */
-static u64 reo_wnd_learnt(const struct mrxe_sack *sb)
+u64 mrxe_sack_reo_wnd_rack(const struct mrxe_sack *sb)
 {
 	u64 w = ((u64)sb->reo_mult * mrxe_rtt_min(&sb->rtt)) >> 2;
 	u64 srtt = mrxe_rtt_srtt(&sb->rtt);
@@ -47,6 +47,13 @@ static u64 reo_wnd_learnt(const struct mrxe_sack *sb)
 		w = srtt >> 2;
 	if (srtt && w > srtt)
 		w = srtt;
+	return w;
+}
+
+static u64 reo_wnd_learnt(const struct mrxe_sack *sb)
+{
+	u64 w = mrxe_sack_reo_wnd_rack(sb);
+
 	/*
 	 * Deviation: a lateness measured on a packet found delivered
 	 * (reo_learn) is covered up to the RTO, not only up to SRTT: under

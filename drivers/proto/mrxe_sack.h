@@ -273,5 +273,11 @@ static inline struct mrxe_sack_ent *mrxe_sack_ent(struct mrxe_sack *sb, u32 psn)
 
 /* reo_wnd = min(reo_mult * min_rtt / 4, srtt) (RFC 8985 6.2 step 4) */
 u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb);
+/*
+ * The same window without what reo_learn measured (reo_seen, lateness
+ * behind min_RTT, covered up to the RTO): RFC 8985's own, at least
+ * SRTT / 4 and at most SRTT.  For READ responses (mrxe_rsprec.h).
+ */
+u64 mrxe_sack_reo_wnd_rack(const struct mrxe_sack *sb);
 
 #endif /* MRXE_SACK_H */
