@@ -609,6 +609,8 @@ void mrxe_nl_exit(void);
 void mrxe_nl_qp_error_event(struct mrxe_qp *qp, enum ib_qp_state old);
 void mrxe_nl_dev_config_event(struct mrxe_dev *dev,
 			      const struct mrxe_dev_cfg *cfg);
+/* mrxe_meta.c: a MetaRoCE requester's estimators, nothing for others */
+int mrxe_meta_est_fill(struct sk_buff *skb, struct mrxe_qp *qp);
 /* ---- mrxe_device.c ---- */
 const char *mrxe_counter_name(unsigned int i);	/* hw_counters name */
 

@@ -9,6 +9,7 @@
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <net/netlink.h>
 
 #include <rdma/mrxe-netlink.h>
 
@@ -214,6 +215,48 @@ static void mrxe_meta_delta(struct mrxe_qp *qp, enum mrxe_counter c,
 	if (now > *synced)
 		mrxe_qp_counter_add(qp, c, now - *synced);
 	*synced = now;
+}
+
+static u32 mrxe_meta_us(u64 ns)
+{
+	return (u32)min_t(u64, div_u64(ns, NSEC_PER_USEC), U32_MAX);
+}
+
+/*
+ * The estimators for `mrxectl qp show` (MRXE_ATTR_QP_SRTT_US ..), copied
+ * under pipe.lock, which keeps pipe.meta from being freed, as
+ * mrxe_path_snapshot() does.  The work item updates them without that
+ * lock: the values may be mid-update, for reporting only.  Nothing for a
+ * QP that is not a MetaRoCE requester.
+ */
+int mrxe_meta_est_fill(struct sk_buff *skb, struct mrxe_qp *qp)
+{
+	u32 v[MRXE_ATTR_QP_RSP_WND - MRXE_ATTR_QP_SRTT_US + 1];
+	const struct mrxe_meta_qp *m;
+	const struct mrxe_sack *sb;
+	unsigned long flags;
+	bool ok = false;
+	int i;
+
+	spin_lock_irqsave(&qp->pipe.lock, flags);
+	m = qp->pipe.meta;
+	if (!qp->pipe.dying && m && READ_ONCE(qp->pipe.meta_tx)) {
+		sb = &m->snd.sb;
+		v[0] = mrxe_meta_us(mrxe_rtt_srtt(&sb->rtt));
+		v[1] = mrxe_meta_us(mrxe_rtt_min(&sb->rtt));
+		v[2] = mrxe_meta_us(mrxe_rtt_rto(&sb->rtt));
+		v[3] = mrxe_meta_us(mrxe_sack_reo_wnd(sb));
+		v[4] = mrxe_meta_us(mrxe_sack_reo_wnd_rack(sb));
+		v[5] = m->rspwnd.cwnd;
+		ok = true;
+	}
+	spin_unlock_irqrestore(&qp->pipe.lock, flags);
+	if (!ok)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(v); i++)
+		if (nla_put_u32(skb, MRXE_ATTR_QP_SRTT_US + i, v[i]))
+			return -EMSGSIZE;
+	return 0;
 }
 
 /* Per-QP engine counters -> device and QP counters (hw_counters, netlink). */

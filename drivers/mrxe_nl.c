@@ -543,6 +543,8 @@ static int mrxe_nl_fill_qp(struct sk_buff *skb, struct mrxe_dev *dev,
 			       READ_ONCE(qp->cc.rate_kbps), MRXE_ATTR_PAD) ||
 	     nla_put_u8(skb, MRXE_ATTR_QP_PRIO, READ_ONCE(qp->pipe.prio))))
 		goto err;
+	if (cmd == MRXE_CMD_QP_GET && mrxe_meta_est_fill(skb, qp))
+		goto err;
 	if (mrxe_nl_put_paths(skb, qp))
 		goto err;
 	if (cmd == MRXE_CMD_QP_GET && mrxe_nl_put_stats(skb, qp->stats))

@@ -317,6 +317,12 @@ x, y = rts(ld(".qpb1")), rts(ld(".qpb2"))
 assert x["peer"] == ip_a, x
 print("client sq_psn %d -> %d, comp_psn %d -> %d" % (x["sq_psn"], y["sq_psn"], x["comp_psn"], y["comp_psn"]))
 assert x["sq_psn"] != y["sq_psn"], (x, y)
+# a MetaRoCE requester lists its loss-recovery estimators (checked in
+# mrxe_metaroce.sh test_meta_window, where the QP is MetaRoCE for sure;
+# auto resolves either way here), a QP of another mode none
+assert ("srtt_us" in y) == (y["mode"] == "metaroce"), y
+gsi = [q for q in ld(".qpb2") if q["type"] == "GSI"]
+assert gsi and "srtt_us" not in gsi[0], gsi
 cx, cy = x.get("counters", {}), y.get("counters", {})
 print("client QP sent_pkts %d -> %d" % (cx.get("sent_pkts", 0), cy.get("sent_pkts", 0)))
 assert 0 < cx.get("sent_pkts", 0) < cy["sent_pkts"], (cx, cy)

@@ -266,7 +266,7 @@ win_run() {
 	python3 - "$snap" "$1" <<'PY'
 import json, sys
 text, want = open(sys.argv[1]).read(), sys.argv[2]
-worst, n = 0, 0
+worst, n, last = 0, 0, None
 for chunk in text.split("\n\n"):
     try:
         d = json.loads(chunk)
@@ -281,7 +281,19 @@ for chunk in text.split("\n\n"):
         diff = (q["sq_psn"] - q["comp_psn"]) & 0xffffff
         if diff < 1 << 23:
             worst = max(worst, diff)
+        if q.get("srtt_us"):
+            last = q
 print(f"{n} samples, at most {worst} packets in flight", file=sys.stderr)
+# the MetaRoCE requester's estimators (mrxectl.rst): an RTT measured, the
+# RTO at least its 50 ms floor, the READ responses' reordering window
+# RFC 8985's (SRTT/4..SRTT, not above the scoreboard's), the READ
+# response window open
+e = {k: last[k] for k in ("srtt_us", "min_rtt_us", "rto_us", "reo_wnd_us",
+                          "rsp_reo_wnd_us", "rsp_wnd")}
+print("estimators:", e, file=sys.stderr)
+assert 0 < e["min_rtt_us"] and e["rto_us"] >= 50000, e
+assert e["srtt_us"] // 4 <= e["rsp_reo_wnd_us"] <= e["srtt_us"], e
+assert e["rsp_reo_wnd_us"] <= e["reo_wnd_us"] and e["rsp_wnd"] >= 1, e
 print(worst)
 PY
 }
@@ -289,6 +301,7 @@ PY
 # `mrxectl dev set DEV window N` caps the packets a new MetaRoCE QP keeps
 # in flight: with window 16 no sample shows more than 16, with the
 # default (4096) the same transfer shows more (the test can fail both ways).
+# The samples also carry the requester's estimators (win_run checks them).
 test_meta_window() {
 	local dflt capped
 	meta_setup 1500

@@ -13,6 +13,7 @@
 #include <map>
 #include <span>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 
 #include <rdma/mrxe-netlink.h>
@@ -303,6 +304,18 @@ void print_qp(Printer &p, const nlmsghdr *m)
 					     tb[MRXE_ATTR_QP_RATE_KBPS])));
 	if (tb[MRXE_ATTR_QP_PRIO])
 		p.field("prio", static_cast<uint32_t>(u8_attr(tb, MRXE_ATTR_QP_PRIO)));
+	/* a MetaRoCE requester's loss-recovery estimators */
+	static constexpr std::pair<int, const char *> est[] = {
+		{ MRXE_ATTR_QP_SRTT_US, "srtt_us" },
+		{ MRXE_ATTR_QP_MIN_RTT_US, "min_rtt_us" },
+		{ MRXE_ATTR_QP_RTO_US, "rto_us" },
+		{ MRXE_ATTR_QP_REO_WND_US, "reo_wnd_us" },
+		{ MRXE_ATTR_QP_RSP_REO_WND_US, "rsp_reo_wnd_us" },
+		{ MRXE_ATTR_QP_RSP_WND, "rsp_wnd" },
+	};
+	for (const auto &[attr, name] : est)
+		if (tb[attr])
+			p.field(name, u32_attr(tb, attr));
 	print_paths(p, tb);
 	/* the device counters this QP moved (zeros left out) */
 	Counters st = parse_stats(tb);

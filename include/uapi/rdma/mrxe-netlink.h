@@ -81,6 +81,17 @@ enum mrxe_nl_attr {
 	 * DEV_SET/GET: the default new QPs take, QP_GET: the QP's own
 	 */
 	MRXE_ATTR_WINDOW,
+	/*
+	 * QP_GET, MetaRoCE requester: its loss-recovery estimators, a
+	 * snapshot for reporting (Documentation/design.rst, "Loss recovery").
+	 * u32 microseconds; SRTT and min_RTT 0 before the first sample.
+	 */
+	MRXE_ATTR_QP_SRTT_US,
+	MRXE_ATTR_QP_MIN_RTT_US,
+	MRXE_ATTR_QP_RTO_US,		/* with its backoff */
+	MRXE_ATTR_QP_REO_WND_US,	/* the scoreboard's (RACK) */
+	MRXE_ATTR_QP_RSP_REO_WND_US,	/* READ responses' (mrxe_rsprec.h) */
+	MRXE_ATTR_QP_RSP_WND,		/* u32, READ response window, PSNs */
 	__MRXE_ATTR_MAX,
 };
 #define MRXE_ATTR_MAX (__MRXE_ATTR_MAX - 1)
