@@ -5,7 +5,7 @@
  * (mrxe_task.c, mrxe_req.c, mrxe_resp.c, mrxe_comp.c, mrxe_recv.c).
  *
  * Execution model: every QP has ONE work item (pipe.work) on dev->wq that
- * runs responder, completer and requester in turn.  A work item never runs
+ * runs completer, responder and requester in turn.  A work item never runs
  * concurrently with itself, and the pipeline state below is only touched
  * from that work item with pipe.mutex held (modify/cleanup take the mutex
  * too), so the stages need no locks among themselves.  Softirq receive only

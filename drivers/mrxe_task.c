@@ -357,8 +357,16 @@ static void mrxe_pipe_work(struct work_struct *work)
 			skb_queue_purge(&qp->comp.rxq);
 			break;
 		}
-		more |= mrxe_resp_run(qp, &budget);
+		/*
+		 * Completer before responder: an ACK that arrived before a
+		 * request completes the send first, as on the wire.  IBA
+		 * orders nothing across CQs, but a ping-pong waits for its
+		 * peer's reply only after its own send completed, and
+		 * perftest's event mode (one event, one poll) hung when the
+		 * reply's receive completion came first (design.rst).
+		 */
 		more |= mrxe_comp_run(qp, &budget);
+		more |= mrxe_resp_run(qp, &budget);
 		more |= mrxe_req_run(qp, &budget);
 	} while (more && budget > 0 && !qp->pipe.want_error);
 
