@@ -1058,6 +1058,16 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			progress = true;
 			continue;	/* DONE: handled at the loop head */
 		}
+		/*
+		 * auto, the peer echoed CAP: start no new message until every
+		 * standard PSN is acknowledged, so that the switch comes one
+		 * round trip later, not when the application next pauses (a
+		 * bulk sender always has packets outstanding and stayed on
+		 * go-back-N for good; wire-format.rst "auto", step 3).
+		 */
+		if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE && !w->psn_valid &&
+		    qp->comp.psn != req->next_new_psn)
+			break;
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
 				MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
