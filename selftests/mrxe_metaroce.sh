@@ -287,12 +287,15 @@ print(f"{n} samples, at most {worst} packets in flight", file=sys.stderr)
 # the MetaRoCE requester's estimators (mrxectl.rst): an RTT measured, the
 # RTO at least its 50 ms floor, the READ responses' reordering window
 # RFC 8985's (SRTT/4..SRTT, not above the scoreboard's), the READ
-# response window open
+# response window open.  The work item updates the estimators while
+# mrxe_meta_est_fill() reads them one after the other (on 2 vCPUs SRTT
+# moved by 1% between the two reads: 5512 us beside a window of 1366 us
+# computed from a SRTT of 5464 us): the SRTT bounds allow 10%.
 e = {k: last[k] for k in ("srtt_us", "min_rtt_us", "rto_us", "reo_wnd_us",
                           "rsp_reo_wnd_us", "rsp_wnd")}
 print("estimators:", e, file=sys.stderr)
 assert 0 < e["min_rtt_us"] and e["rto_us"] >= 50000, e
-assert e["srtt_us"] // 4 <= e["rsp_reo_wnd_us"] <= e["srtt_us"], e
+assert e["srtt_us"] * 9 // 40 <= e["rsp_reo_wnd_us"] <= e["srtt_us"] * 11 // 10, e
 assert e["rsp_reo_wnd_us"] <= e["reo_wnd_us"] and e["rsp_wnd"] >= 1, e
 print(worst)
 PY
