@@ -107,7 +107,7 @@ transport_up() {
 		rdma link add rxe0 type rxe netdev eth0 || return 1
 		DEV=rxe0
 		unset RDMAV_DRIVERS ;;
-	mrxe|mrxe-meta)
+	mrxe|mrxe-meta|mrxe-auto)
 		[ -f "$REPO/build/rdma_mrxe.ko" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] &&
 			[ -x "$REPO/build/mrxectl" ] || { log "mrxe not built"; return 1; }
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do modprobe $m; done
@@ -117,6 +117,7 @@ transport_up() {
 		# the device default decides the mode of perftest's QPs
 		local mode=standard
 		[ "$1" = mrxe-meta ] && mode=metaroce
+		[ "$1" = mrxe-auto ] && mode=auto
 		# MRXE_BENCH_DEV_ARGS: more device settings (e.g. "window 256")
 		# shellcheck disable=SC2086
 		"$REPO/build/mrxectl" dev set mrxe0 mode "$mode" ${MRXE_BENCH_DEV_ARGS:-} || return 1
@@ -131,7 +132,7 @@ transport_down() {
 	rdma link delete "$DEV" 2>/dev/null
 	case $1 in
 	rxe) rmmod rdma_rxe 2>/dev/null ;;
-	mrxe|mrxe-meta) rmmod rdma_mrxe 2>/dev/null ;;
+	mrxe|mrxe-meta|mrxe-auto) rmmod rdma_mrxe 2>/dev/null ;;
 	esac
 	return 0
 }

@@ -27,7 +27,11 @@ TRANSPORTS = [("rxe", "stock rdma_rxe"), ("mrxe", "mrxe standard"),
               ("mrxe-meta", "mrxe MetaRoCE")]
 NAMES = dict(TRANSPORTS + [("tcp", "TCP (iperf3)")])
 COLORS = {"rxe": "tab:gray", "mrxe": "tab:blue", "mrxe-meta": "tab:red",
-          "tcp": "tab:green"}
+          "tcp": "tab:green", "mrxe-auto": "tab:purple"}
+# mrxe-auto (the device default `auto`: RoCEv2 until the peer echoes the
+# MetaRoCE capability) is measured only when asked for (--transports);
+# main() appends it after the three above, so their positions stay
+AUTO = ("mrxe-auto", "mrxe auto")
 
 
 def num(s):
@@ -174,7 +178,14 @@ def md_perftest(pt, md):
                              size0, 1) for t in ("mrxe-meta", "mrxe")))
             cells.append("-" if q is None else f"**{q:.2f}**")
         md.append("| MetaRoCE / standard | " + " | ".join(cells) + " |")
-        for t in ("mrxe", "mrxe-meta"):
+        if AUTO in TRANSPORTS:
+            cells = []
+            for n in nets:
+                q = ratio(*(pt.m("bw_avg_gbps", "loss", t, test, "data", n,
+                                 size0, 1) for t in ("mrxe-auto", "mrxe-meta")))
+                cells.append("-" if q is None else f"**{q:.2f}**")
+            md.append("| auto / MetaRoCE | " + " | ".join(cells) + " |")
+        for t in [t for t, _ in TRANSPORTS if t != "rxe"]:
             cells = [fmt(pt.m("retrans_per_lost", "loss", t, test, "data", n,
                               size0, 1)) or "-" if n != "-" else ""
                      for n in nets]
@@ -569,6 +580,9 @@ def main():
     a = ap.parse_args()
     d, st = os.path.split(a.stamp)
     pt = Perftest(read_csv(a.stamp + "-perftest.csv"))
+    if any(r.get("transport") == AUTO[0] for r in pt.rows):
+        TRANSPORTS.append(AUTO)
+        NAMES[AUTO[0]] = AUTO[1]
     lat = read_csv(a.stamp + "-lat.csv", ok_only=False)
     netns = read_csv(os.path.join(d, f"netns-{st}.csv"))
     mp = read_csv(os.path.join(d, f"multipath-{st}.csv"), ok_only=False)

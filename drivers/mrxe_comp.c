@@ -817,8 +817,8 @@ static void mrxe_comp_meta_packet(struct mrxe_qp *qp, struct sk_buff *skb)
 
 	if (!mrxe_pkt_meta(skb)->meta) {
 		/* auto: a late RoCEv2 response from before the switch */
-		if (qp->pipe.auto_state == MRXE_AUTO_META &&
-		    !mrxe_psn_after(pi->psn, qp->pipe.meta->switch_psn)) {
+		if (mrxe_auto_late_response(qp->pipe.auto_state, pi->psn,
+					    qp->pipe.meta->switch_psn)) {
 			mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DROPPED);
 			return;
 		}
@@ -867,10 +867,10 @@ bool mrxe_comp_run(struct mrxe_qp *qp, int *budget)
 		while (*budget > 0 && !qp->pipe.want_error &&
 		       (skb = skb_dequeue(&qp->comp.rxq))) {
 			/* auto: the first response decides (wire-format.rst) */
-			if (qp->pipe.auto_state == MRXE_AUTO_PROBE &&
-			    !mrxe_pkt_meta(skb)->meta)
-				qp->pipe.auto_state = mrxe_pkt_meta(skb)->cap ?
-					MRXE_AUTO_UPGRADE : MRXE_AUTO_STANDARD;
+			qp->pipe.auto_state =
+				mrxe_auto_on_response(qp->pipe.auto_state,
+						      mrxe_pkt_meta(skb)->meta,
+						      mrxe_pkt_meta(skb)->cap);
 			if (qp->pipe.meta_tx)
 				mrxe_comp_meta_packet(qp, skb);
 			else if (mrxe_pkt_meta(skb)->meta)

@@ -19,6 +19,7 @@
 #include "mrxe_meta.h"
 #include "mrxe_rspwnd.h"
 #include "mrxe_rsprec.h"
+#include "mrxe_auto.h"
 
 struct mrxe_qp;
 struct mrxe_mr;
@@ -179,6 +180,14 @@ struct mrxe_pipe_state {
 	bool			meta_rx;
 	u8			auto_state;	/* enum mrxe_auto_state */
 	bool			cap_peer;	/* auto responder: CAP seen */
+	/*
+	 * rx_fallback: a forced metaroce QP's receive side negotiates like
+	 * an `auto` one, its first request having been RoCEv2 with CAP
+	 * (proto/mrxe_auto.h); rx_meta_seen: a TVer 1 request was taken.
+	 * Both written by the work item only (pipe.mutex), cleared at RESET.
+	 */
+	bool			rx_fallback;
+	bool			rx_meta_seen;
 	struct mrxe_meta_qp	*meta;
 	/*
 	 * Transmit order (mrxe_task.c): the CPU whose netif_rx() backlog took
@@ -189,19 +198,7 @@ struct mrxe_pipe_state {
 	unsigned int		xmit_qtail;
 };
 
-/*
- * `auto` requester (wire-format.rst "auto: in-band upgrade"): PROBE sends
- * the CAP bit on standard requests; the first response decides: UPGRADE
- * (it carried CAP: switch at the next message boundary with nothing
- * outstanding) or STANDARD (for good); META once switched.
- */
-enum mrxe_auto_state {
-	MRXE_AUTO_OFF		= 0,	/* not an auto QP */
-	MRXE_AUTO_PROBE,
-	MRXE_AUTO_UPGRADE,
-	MRXE_AUTO_STANDARD,
-	MRXE_AUTO_META,
-};
+/* `auto` negotiation: enum mrxe_auto_state, proto/mrxe_auto.h */
 
 /* Requester (mrxe_req.c); the completer advances head and rd_atomic. */
 struct mrxe_req_state {

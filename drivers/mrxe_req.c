@@ -449,8 +449,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	}
 	mrxe_bth_build(p, &bth);
 	/* auto: offer MetaRoCE in BTH byte 8 bit 6 (wire-format.rst) */
-	if (qp->pipe.auto_state == MRXE_AUTO_PROBE ||
-	    qp->pipe.auto_state == MRXE_AUTO_UPGRADE)
+	if (mrxe_auto_offers_cap(qp->pipe.auto_state))
 		mrxe_bth_set_meta_cap(p, true);
 	if (meta) {
 		u8 fl = retx ? MRXE_MRH_F_RETX : 0;
@@ -997,10 +996,24 @@ static void mrxe_req_sq_drained(struct mrxe_qp *qp)
 	}
 }
 
+/* The requester as the `auto` rules see it (proto/mrxe_auto.h). */
+static const struct mrxe_auto_req *
+mrxe_req_auto_view(struct mrxe_qp *qp, struct mrxe_auto_req *r, bool in_msg)
+{
+	r->comp_psn = qp->comp.psn;
+	r->psn = qp->req.psn;
+	r->next_new_psn = qp->req.next_new_psn;
+	r->rnr_wait = qp->req.rnr_wait;
+	r->rd_atomic = qp->req.rd_atomic;
+	r->in_msg = in_msg;
+	return r;
+}
+
 bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 {
 	struct mrxe_req_state *req = &qp->req;
 	bool progress = false, rc = mrxe_qp_is_rc(qp);
+	struct mrxe_auto_req av;
 	struct mrxe_swqe *w;
 	int err;
 
@@ -1017,10 +1030,11 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 	}
 	mrxe_req_fetch(qp);
 	/* auto: upgrade at a message boundary with nothing outstanding */
-	if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE && !req->rnr_wait &&
-	    qp->comp.psn == req->next_new_psn && req->psn == req->next_new_psn &&
-	    !req->rd_atomic && (req->cur == req->fetched ||
-	     !mrxe_swqe_at(qp, req->cur)->psn_valid))
+	if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE &&
+	    mrxe_auto_may_switch(MRXE_AUTO_UPGRADE,
+				 mrxe_req_auto_view(qp, &av,
+						    req->cur != req->fetched &&
+						    mrxe_swqe_at(qp, req->cur)->psn_valid)))
 		mrxe_meta_upgrade_tx(qp);
 	/* MetaRoCE: retransmissions come first (mrxe_meta.h step 2) */
 	if (qp->pipe.meta_tx)
@@ -1065,8 +1079,10 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		 * bulk sender always has packets outstanding and stayed on
 		 * go-back-N for good; wire-format.rst "auto", step 3).
 		 */
-		if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE && !w->psn_valid &&
-		    qp->comp.psn != req->next_new_psn)
+		if (qp->pipe.auto_state == MRXE_AUTO_UPGRADE &&
+		    !mrxe_auto_may_start_msg(MRXE_AUTO_UPGRADE,
+					     mrxe_req_auto_view(qp, &av,
+								w->psn_valid)))
 			break;
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
 				MRXE_M_ATOMIC_WRITE)) &&

@@ -1531,6 +1531,45 @@ static void resp_meta_read_straddle(struct mrxe_qp *qp, u32 psn, u32 n)
 	resp->psn = mrxe_psn_add(last, 1);
 }
 
+/*
+ * A request as the `auto` rules see it (proto/mrxe_auto.h): the receive
+ * side negotiates when the QP is `auto` or fell back for an `auto` peer.
+ */
+static enum mrxe_auto_rx resp_auto_classify(struct mrxe_qp *qp,
+					    struct sk_buff *skb)
+{
+	struct mrxe_auto_rsp r = {
+		.is_auto = qp->pipe.meta &&
+			   (qp->pipe.auto_state != MRXE_AUTO_OFF ||
+			    qp->pipe.rx_fallback),
+		.switched = qp->pipe.meta_rx,
+		.meta_seen = qp->pipe.rx_meta_seen,
+		.epsn = qp->resp.psn,
+		.window = MRXE_PKT_RING,
+	};
+
+	return mrxe_auto_rx_classify(&r, mrxe_pkt_meta(skb)->meta,
+				     mrxe_pkt_meta(skb)->cap,
+				     mrxe_pkt(skb)->psn);
+}
+
+/*
+ * A forced metaroce QP whose first request is RoCEv2 with CAP: the peer is
+ * `auto`.  Its receive side answers in RoCEv2 (echoing CAP) until the
+ * peer switches, as an `auto` responder's does (wire-format.rst step 2);
+ * its send side stays MetaRoCE.  The caller hands the packet to the
+ * standard path.
+ */
+static void resp_meta_fallback(struct mrxe_qp *qp, struct sk_buff *skb)
+{
+	qp->pipe.rx_fallback = true;
+	qp->pipe.meta_rx = false;
+	mrxe_meta_rcv_init(qp, qp->resp.psn);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: metaroce: `auto` peer, receive side negotiates from psn %#x\n",
+		     qp->ibqp.qp_num, mrxe_pkt(skb)->psn);
+	mrxe_pipe_publish_mode(qp);
+}
+
 /* One request packet arrived: window verdict, hold it, or answer a dup. */
 static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 {
@@ -1539,13 +1578,15 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
 	u32 psn = pi->psn, n, i;
 
-	if (!rm->meta) {
+	switch (resp_auto_classify(qp, skb)) {
+	case MRXE_AUTO_RX_META:
+		qp->pipe.rx_meta_seen = true;
+		break;
+	case MRXE_AUTO_RX_DUP:
 		/* a RoCEv2 duplicate from before an `auto` switch */
-		if (qp->pipe.auto_state != MRXE_AUTO_OFF &&
-		    mrxe_psn_before(psn, qp->resp.psn)) {
-			mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DUP_REQ);
-			goto drop;
-		}
+		mrxe_qp_counter_inc(qp, MRXE_CNT_RCV_DUP_REQ);
+		goto drop;
+	default:
 		mrxe_meta_mismatch(qp, "RoCEv2 request on a MetaRoCE QP", psn);
 		goto drop;
 	}
@@ -1610,6 +1651,12 @@ static bool resp_meta_run(struct mrxe_qp *qp, int *budget)
 		skb = NULL;
 		if (*budget > 0 && !qp->pipe.want_error)
 			skb = skb_dequeue(&resp->rxq);
+		if (skb && !mrxe_pkt_meta(skb)->meta &&
+		    resp_auto_classify(qp, skb) == MRXE_AUTO_RX_FALLBACK) {
+			resp_meta_fallback(qp, skb);
+			skb_queue_head(&resp->rxq, skb);
+			return true;	/* the next run takes the standard path */
+		}
 		if (skb) {
 			resp_meta_rx(qp, skb);
 			(*budget)--;
@@ -1653,10 +1700,8 @@ bool mrxe_resp_run(struct mrxe_qp *qp, int *budget)
 	       (skb = skb_dequeue(&resp->rxq))) {
 		if (mrxe_pkt_meta(skb)->meta) {
 			/* auto: the peer switched at our ePSN (step 4) */
-			if (qp->pipe.meta && !resp->rd_active &&
-			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) >= 0 &&
-			    mrxe_psn_diff(mrxe_pkt(skb)->psn, resp->psn) <
-			    MRXE_PKT_RING) {
+			if (resp_auto_classify(qp, skb) ==
+			    MRXE_AUTO_RX_SWITCH) {
 				skb_queue_head(&resp->rxq, skb);
 				if (resp->ack_pending)
 					resp_flush_ack(qp);

@@ -443,6 +443,8 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 	qp->pipe.meta_rx = false;
 	qp->pipe.auto_state = MRXE_AUTO_OFF;
 	qp->pipe.cap_peer = false;
+	qp->pipe.rx_fallback = false;
+	qp->pipe.rx_meta_seen = false;
 	if (mrxe_qp_is_rc(qp) &&
 	    (qp->transport_mode == MRXE_TRANSPORT_METAROCE ||
 	     qp->transport_mode == MRXE_TRANSPORT_AUTO)) {
@@ -701,6 +703,14 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 			qp->pipe.cap_peer = false;
 			mrxe_pipe_publish_mode(qp);
 		}
+		if (qp->pipe.rx_fallback) {
+			/* forced metaroce: the receive side starts TVer 1 */
+			qp->pipe.rx_fallback = false;
+			qp->pipe.meta_rx = true;
+			qp->pipe.cap_peer = false;
+			mrxe_pipe_publish_mode(qp);
+		}
+		qp->pipe.rx_meta_seen = false;
 		qp->pipe.state = IB_QPS_RESET;
 	}
 	if (mask & IB_QP_RQ_PSN) {

@@ -505,6 +505,38 @@ test_auto_vs_standard() {
 	echo "auto stayed standard against a standard peer"
 }
 
+# auto against a forced metaroce QP, both directions: the forced QP's
+# receive side sees RoCEv2 with CAP first and negotiates as an auto one
+# (wire-format.rst step 2), the auto QP upgrades; every byte verified.
+# Before, the forced QP called the auto peer's first request a mismatch.
+test_auto_vs_metaroce() {
+	local side
+	meta_setup 1500
+	for side in client server; do
+		local smode=metaroce cmode=auto
+		[ $side = server ] && { smode=auto; cmode=metaroce; }
+		PORT=$((PORT + 1))
+		xfer_pair 600 "tcp:$PORT" \
+			"$XFER_VERIFY" --server --bind "$SRV_IP" --port $PORT \
+				--dev "$DEV_A" --gid-index "$GID_A" --mode $smode \
+			-- \
+			"$XFER_VERIFY" --client --connect "$SRV_IP" --port $PORT \
+				--dev "$DEV_B" --gid-index "$GID_B" --mode $cmode \
+				--timeout 120 --iters 1 --ops "$META_OPS" --reverse \
+				--sizes 0,1,mtu+1,1M || return 1
+		grep -q "mode: after the run metaroce" "$XFER_CLIENT_OUT" &&
+		grep -q "mode: after the run metaroce" "$XFER_SERVER_OUT" ||
+			{ echo "FAILED: $side auto: a QP is not metaroce after the run"; return 1; }
+		echo "auto $side against forced metaroce: both metaroce"
+	done
+	meta_stats
+	[ "$(pair_stat mode_mismatch)" = 0 ] ||
+		{ echo "FAILED: mode_mismatch counted"; return 1; }
+	# per run: the auto QP's send and receive sides, the forced QP's
+	# receive side (3 each)
+	expect_gt "mode upgrades" "$(pair_stat mode_upgrades)" 5
+}
+
 # Forced metaroce against a standard QP: the standard responder drops the
 # TVer 1 packets (mode_mismatch, QP in error), the MetaRoCE requester gets
 # no answer and fails with RETRY_EXC_ERR.  The run must fail, not hang.
@@ -546,4 +578,5 @@ mrxe_run_tests \
 	test_auto_upgrade \
 	test_auto_loss_1pct \
 	test_auto_vs_standard \
+	test_auto_vs_metaroce \
 	test_meta_mismatch
