@@ -249,6 +249,7 @@ ecmp_paths_poll() {
 	rm -f "$f" "$f.raw" "$f.sawdead" "$f.sawdead.raw" "$f.failed"
 	poll_start 0.2 ecmp_paths_poll_once "$f"
 	ECMP_POLL_PID=$POLL_PID
+	ECMP_POLL_STOP=$POLL_STOP
 }
 
 ecmp_paths_poll_once() {
@@ -257,9 +258,11 @@ ecmp_paths_poll_once() {
 	# for a failure report: what the last poll saw
 	{ echo "poll at $(date +%T.%N) rc $rc"; head -c 2000 "$f.new" "$f.err"; } > "$f.last"
 	[ $rc = 0 ] || cp "$f.last" "$f.failed"
-	# an RC QP (the GSI QP lists its one path too: a snapshot taken after
-	# the transfer's QP went must not replace the last one with it)
-	if grep -Eq '"type": ?"RC"' "$f.new"; then
+	# an RC QP with its paths (the GSI QP lists its one path too, and an
+	# RC QP being destroyed lists none: a snapshot taken after the
+	# transfer's QP went must not replace the last one with it; 6.12 lab
+	# run: "no path snapshot" after a transfer that passed)
+	if grep -Eq '"type": ?"RC"[^]]*"path_list": ?\[\{' "$f.new"; then
 		grep -Eq '"state": ?"dead"' "$f.new" && cp "$f.new" "$f.sawdead.raw"
 		mv "$f.new" "$f.raw"
 	fi
@@ -277,6 +280,7 @@ if d: print(json.dumps(d))' "$1"
 ecmp_paths_stop() {
 	local f=${ECMP_POLL_FILE:-}
 	POLL_PID=${ECMP_POLL_PID:-}
+	POLL_STOP=${ECMP_POLL_STOP:-}
 	poll_stop
 	ECMP_POLL_PID=
 	[ -n "$f" ] || return 0

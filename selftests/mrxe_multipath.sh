@@ -181,7 +181,7 @@ test_blackhole() {
 	ecmp_paths_poll "$snap"
 	(
 		mp_run --mode metaroce -- --mode metaroce --paths 4 --mtu 1024 \
-			--iters 1 --ops write --sizes 32M > "$XFER_TMP/bh.out" 2>&1
+			--iters 1 --ops write --sizes 64M > "$XFER_TMP/bh.out" 2>&1
 		echo $? > "$XFER_TMP/bh.rc"
 	) &
 	sp=$!
@@ -196,6 +196,11 @@ test_blackhole() {
 	cp "$snap.raw" "$snap.hole.raw" 2>/dev/null || true
 	ecmp_blackhole 1
 	sleep 3
+	# 32 MiB ended within the hole in every 6.12 run (the hole starts
+	# seconds into it under TCG), and once before the paths on the dead
+	# link had lost anything: nothing to detect, the test failed
+	kill -0 $sp 2>/dev/null ||
+		echo "NOTE: the transfer ended during the hole"
 	ecmp_restore 1
 	SECONDS=0
 	echo "link 1 black-holed for 3 s"

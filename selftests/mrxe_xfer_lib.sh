@@ -504,17 +504,32 @@ stat_value() {
 # background until poll_stop.  Tests run under set -e: errexit is off in
 # the loop, so one failed poll does not end it (it once ended a path poller
 # at its first failure, and a test then saw no snapshot at all).
+#
+# poll_stop lets the poll in progress finish (up to 15 s) before it kills
+# the loop: under TCG one poll of a busy guest can take seconds, and a
+# poller killed between writing a snapshot and keeping it had kept none
+# in a whole transfer (6.12 lab, test_spread_4: "no path snapshot", and
+# the snapshots that were kept came from the first 5% of the transfer).
 poll_start() {
-	local iv=$1
+	local iv=$1 stop
 	shift
-	( set +e; while :; do "$@"; sleep "$iv"; done ) &
+	stop=$(mktemp -u "${XFER_TMP:-/tmp}/poll.stop.XXXXXX")
+	( set +e; while [ ! -e "$stop" ]; do "$@"; [ -e "$stop" ] || sleep "$iv"; done ) &
 	POLL_PID=$!
+	POLL_STOP=$stop
 }
 
 poll_stop() {
+	local i
 	[ -n "${POLL_PID:-}" ] || return 0
-	kill "$POLL_PID" 2>/dev/null
+	: > "$POLL_STOP"
+	for i in $(seq 150); do
+		kill -0 "$POLL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$POLL_PID" 2>/dev/null || true
 	wait "$POLL_PID" 2>/dev/null || true
+	rm -f "$POLL_STOP"
 	POLL_PID=
 }
 

@@ -14,6 +14,13 @@
  * window), which is the switch PSN or a later packet of the same stream
  * (everything before the switch PSN was acknowledged, so ePSN is it).
  *
+ * Invariants: the requester switches only in UPGRADE with every PSN it
+ * sent acknowledged (comp_psn == psn == next_new_psn), so when the first
+ * TVer 1 request reaches the responder its ePSN is the switch PSN, and no
+ * PSN is taken twice or skipped across the switch; STANDARD and META are
+ * final until the QP is reset.  tests/unit/auto_test.cc checks both on a
+ * simulated pair under loss, duplication and reordering.
+ *
  * The rules only: the caller keeps the PSNs and performs the switch.  No
  * allocation, no kernel headers (mrxe_shim.h).
  */
