@@ -11,8 +11,9 @@ ifeq ($(KVER),6.12)
 override KVER := $(shell cat $(MRXE_DEPS)/linux-6.12/KVER 2>/dev/null || echo 6.12-not-fetched)
 endif
 KDIR	?= $(firstword $(wildcard /lib/modules/$(KVER)/build) $(MRXE_DEPS)/linux-$(KVER)/lib/modules/$(KVER)/build)
-# The default (6.1) line builds in the tree into build/rdma_mrxe.ko; any other
-# KVER builds in a tree of links, build/kbuild-KVER, so lines never share objects.
+# Every line builds in a tree of links, build/kbuild-KVER (lines never share
+# objects, and no kbuild output lands in the source tree); the default (6.1)
+# line's module is copied to build/rdma_mrxe.ko, another's to build/KVER/.
 KDEFAULT := $(shell ls -d /lib/modules/6.1.*-amd64/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
 BUILD	:= $(CURDIR)/build
 DESTDIR	?=
@@ -31,14 +32,16 @@ $(BUILD):
 
 module: | $(BUILD)
 	@test -d "$(KDIR)" || { echo "KDIR=$(KDIR) not found: run 'make deps' (linux-headers-amd64) or 'make deps-6.12'" >&2; exit 1; }
-ifeq ($(KVER),$(KDEFAULT))
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
-	cp rdma_mrxe.ko $(BUILD)/rdma_mrxe.ko
-else
-	@mkdir -p $(BUILD)/kbuild-$(KVER) $(BUILD)/$(KVER)
+	@mkdir -p $(BUILD)/kbuild-$(KVER)
+	@# a removed source leaves a dangling link that Kbuild's wildcard would list
+	@find $(BUILD)/kbuild-$(KVER) -xtype l -delete
 	@find Kbuild drivers include -type f \( -name '*.[ch]' -o -name Kbuild \) | while read -r f; do \
 		mkdir -p "$(BUILD)/kbuild-$(KVER)/$$(dirname "$$f")"; ln -sfn "$(CURDIR)/$$f" "$(BUILD)/kbuild-$(KVER)/$$f"; done
 	$(MAKE) -C $(KDIR) M=$(BUILD)/kbuild-$(KVER) modules
+ifeq ($(KVER),$(KDEFAULT))
+	cp $(BUILD)/kbuild-$(KVER)/rdma_mrxe.ko $(BUILD)/rdma_mrxe.ko
+else
+	@mkdir -p $(BUILD)/$(KVER)
 	cp $(BUILD)/kbuild-$(KVER)/rdma_mrxe.ko $(BUILD)/$(KVER)/rdma_mrxe.ko
 endif
 

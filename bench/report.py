@@ -172,19 +172,16 @@ def md_perftest(pt, md):
                 cells.append(cell(v) + ("" if n == "-" or k is None
                                         else f" kept {k:.2f}"))
             md.append(f"| {name} | " + " | ".join(cells) + " |")
-        cells = []
-        for n in nets:
-            q = ratio(*(pt.m("bw_avg_gbps", "loss", t, test, "data", n,
-                             size0, 1) for t in ("mrxe-meta", "mrxe")))
-            cells.append("-" if q is None else f"**{q:.2f}**")
-        md.append("| MetaRoCE / standard | " + " | ".join(cells) + " |")
-        if AUTO in TRANSPORTS:
+        def ratio_row(title, num_t, den_t):
             cells = []
             for n in nets:
                 q = ratio(*(pt.m("bw_avg_gbps", "loss", t, test, "data", n,
-                                 size0, 1) for t in ("mrxe-auto", "mrxe-meta")))
+                                 size0, 1) for t in (num_t, den_t)))
                 cells.append("-" if q is None else f"**{q:.2f}**")
-            md.append("| auto / MetaRoCE | " + " | ".join(cells) + " |")
+            md.append(f"| {title} | " + " | ".join(cells) + " |")
+        ratio_row("MetaRoCE / standard", "mrxe-meta", "mrxe")
+        if AUTO in TRANSPORTS:
+            ratio_row("auto / MetaRoCE", "mrxe-auto", "mrxe-meta")
         for t in [t for t, _ in TRANSPORTS if t != "rxe"]:
             cells = [fmt(pt.m("retrans_per_lost", "loss", t, test, "data", n,
                               size0, 1)) or "-" if n != "-" else ""
