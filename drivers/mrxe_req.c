@@ -1098,8 +1098,10 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			if (err == -ENOSPC)
 				break;
 		} else {
+			/* auto: a small window while the upgrade drains */
 			if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
-				  MRXE_STD_WINDOW - 1)
+			    mrxe_auto_std_window(qp->pipe.auto_state,
+						 MRXE_STD_WINDOW) - 1)
 				break;
 			err = mrxe_req_send_pkt(qp, w, req->cur);
 		}

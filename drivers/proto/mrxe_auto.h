@@ -47,6 +47,21 @@ static inline bool mrxe_auto_offers_cap(enum mrxe_auto_state st)
 enum mrxe_auto_state mrxe_auto_on_response(enum mrxe_auto_state st,
 					   bool meta, bool cap);
 
+/*
+ * The standard window while UPGRADE drains: each go-back-N episode resends
+ * what is in flight after the hole, and draining takes several at loss or
+ * reordering (a resent window of 256 loses another packet 92% of the time
+ * at 1% loss); a small window bounds what each one costs, for the one or
+ * two round trips the drain lasts.
+ */
+#define MRXE_AUTO_DRAIN_WINDOW	32
+
+static inline u32 mrxe_auto_std_window(enum mrxe_auto_state st, u32 window)
+{
+	return st == MRXE_AUTO_UPGRADE && window > MRXE_AUTO_DRAIN_WINDOW ?
+	       MRXE_AUTO_DRAIN_WINDOW : window;
+}
+
 /* What the requester's scheduler knows when it looks at the next WQE. */
 struct mrxe_auto_req {
 	u32	comp_psn;	/* oldest PSN not acknowledged */

@@ -86,6 +86,12 @@ TEST(Auto, UpgradeHoldsNewMessagesUntilDrained)
 	r.rnr_wait = false;
 	r.in_msg = true;
 	EXPECT_FALSE(mrxe_auto_may_switch(MRXE_AUTO_UPGRADE, &r));
+	// the drain window: only in UPGRADE, never above the standard one
+	EXPECT_EQ(mrxe_auto_std_window(MRXE_AUTO_UPGRADE, 256),
+		  (u32)MRXE_AUTO_DRAIN_WINDOW);
+	EXPECT_EQ(mrxe_auto_std_window(MRXE_AUTO_UPGRADE, 8), 8u);
+	EXPECT_EQ(mrxe_auto_std_window(MRXE_AUTO_PROBE, 256), 256u);
+	EXPECT_EQ(mrxe_auto_std_window(MRXE_AUTO_STANDARD, 256), 256u);
 	// PSN wrap: the boundary is a PSN like any other
 	r = {};
 	r.comp_psn = r.psn = r.next_new_psn = MRXE_PSN_MASK;
@@ -186,6 +192,7 @@ struct Cfg {
 	bool peer_echoes;	// an mrxe responder; false: stock rxe
 	bool hold = true;	// mrxe_auto_may_start_msg (false: ignore it)
 	bool forced = false;	// the mrxe responder is a forced metaroce QP
+	bool drain_window = true;	// mrxe_auto_std_window (false: ignore it)
 };
 
 struct Result {
@@ -420,7 +427,9 @@ Result run_pair(unsigned seed, const Cfg &c)
 		}
 		for (int n = 0; n < 4 && psn != end_psn; n++) {
 			bool meta = st == MRXE_AUTO_META;
-			u32 win = meta ? kMetaWindow : kStdWindow;
+			u32 win = meta ? kMetaWindow :
+				  c.drain_window ? mrxe_auto_std_window(st, kStdWindow) :
+				  kStdWindow;
 
 			if (mrxe_psn_diff(psn, comp) >= (s32)win)
 				break;
@@ -488,6 +497,9 @@ TEST(AutoSim, BulkSenderSwitchesOnceDrainedAndLosesNothing)
 
 			ASSERT_EQ(r.err, "");
 			EXPECT_EQ(r.mismatches, 0);
+			if (getenv("AUTO_SIM_PRINT"))
+				printf("loss %.2f dup %.2f jitter %d forced %d: std after echo %ld\n",
+				       c.loss, c.dup, c.jitter, c.forced, r.std_after_echo);
 			if (c.peer_echoes) {
 				// the switch comes after the standard window
 				// drains, not at the end of the run
@@ -517,6 +529,29 @@ TEST(AutoSim, WithoutTheHoldABulkSenderStaysStandard)
 		EXPECT_EQ(r.meta_sent, 0);
 		EXPECT_GT(r.std_after_echo, 10000);
 	}
+}
+
+// The drain window (mrxe_auto_std_window) bounds what each go-back-N
+// episode of the drain resends: at 5% loss, over six fixed seeds, the
+// standard packets sent after the echo were 963 with it, 1481 without.
+TEST(AutoSim, DrainWindowCutsTheGoBackNCost)
+{
+	long with = 0, without = 0;
+
+	for (unsigned seed = 1; seed <= 6; seed++) {
+		Cfg c{0.05, 0.0, 0, true};
+		Result a = run_pair(seed, c);
+
+		c.drain_window = false;
+		Result b = run_pair(seed, c);
+		ASSERT_EQ(a.err, "");
+		ASSERT_EQ(b.err, "");
+		with += a.std_after_echo;
+		without += b.std_after_echo;
+	}
+	printf("standard packets after the echo, 6 seeds at 5%% loss: %ld with the drain window, %ld without\n",
+	       with, without);
+	EXPECT_LT(with * 4, without * 3);
 }
 
 } // namespace
