@@ -377,6 +377,18 @@ static u32 mrxe_req_paylen(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 off)
  * Returns 0, -EAGAIN (no memory, try again later) or -EIO (the WQE
  * failed; status is set).
  */
+
+/*
+ * The packet at @psn is the last one the standard window admits: it asks
+ * for an ACK (IBA 9.7.5.1, AckReq), or the window would wait for the RTO
+ * (the 32-PSN drain window of `auto` closed before the every-32nd AckReq:
+ * 63-96 spurious go-back-N resends per lossless ib_write_bw run).
+ */
+static bool mrxe_req_std_window_closes(struct mrxe_qp *qp, u32 psn)
+{
+	return mrxe_psn_diff(psn, qp->comp.psn) + 2 >=
+	       (s32)mrxe_auto_std_window(qp->pipe.auto_state, MRXE_STD_WINDOW);
+}
 static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 			 u32 psn, u32 off, u32 rd_len, bool retx)
 {
@@ -443,7 +455,8 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 		bth.se = true;
 	if (rc && (last || (meta && retx) ||
 		   ++req->pkts_since_ack >= MRXE_ACKREQ_EVERY ||
-		   mrxe_cc_limited(&qp->cc))) {
+		   mrxe_cc_limited(&qp->cc) ||
+		   (!meta && mrxe_req_std_window_closes(qp, psn)))) {
 		bth.ackreq = true;
 		req->pkts_since_ack = 0;
 	}
