@@ -368,15 +368,14 @@ static u32 mrxe_req_paylen(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 off)
 }
 
 /*
- * Build and transmit the packet for @psn of WQE @w, whose payload starts
- * at byte @off of the message (a READ request asks for @rd_len bytes from
- * there).  Only builds and sends: first transmission and any later
- * retransmission of the same PSN (go-back-N or MetaRoCE selective repeat)
- * share it, and the caller advances its own cursor.  MetaRoCE packets get
- * BTH TVer 1, the MRH and RETH on every WRITE packet (wire-format.rst).
- * Returns 0, -EAGAIN (no memory, try again later) or -EIO (the WQE
- * failed; status is set).
+ * Standard mode's unacknowledged PSN window (go-back-N resends all of it):
+ * MRXE_STD_WINDOW, smaller while an `auto` upgrade drains
+ * (proto/mrxe_auto.h).
  */
+static s32 mrxe_req_std_window(struct mrxe_qp *qp)
+{
+	return mrxe_auto_std_window(qp->pipe.auto_state, MRXE_STD_WINDOW);
+}
 
 /*
  * The packet at @psn is the last one the standard window admits: it asks
@@ -386,9 +385,19 @@ static u32 mrxe_req_paylen(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 off)
  */
 static bool mrxe_req_std_window_closes(struct mrxe_qp *qp, u32 psn)
 {
-	return mrxe_psn_diff(psn, qp->comp.psn) + 2 >=
-	       (s32)mrxe_auto_std_window(qp->pipe.auto_state, MRXE_STD_WINDOW);
+	return mrxe_psn_diff(psn, qp->comp.psn) + 2 >= mrxe_req_std_window(qp);
 }
+
+/*
+ * Build and transmit the packet for @psn of WQE @w, whose payload starts
+ * at byte @off of the message (a READ request asks for @rd_len bytes from
+ * there).  Only builds and sends: first transmission and any later
+ * retransmission of the same PSN (go-back-N or MetaRoCE selective repeat)
+ * share it, and the caller advances its own cursor.  MetaRoCE packets get
+ * BTH TVer 1, the MRH and RETH on every WRITE packet (wire-format.rst).
+ * Returns 0, -EAGAIN (no memory, try again later) or -EIO (the WQE
+ * failed; status is set).
+ */
 static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 			 u32 psn, u32 off, u32 rd_len, bool retx)
 {
@@ -1111,10 +1120,8 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 			if (err == -ENOSPC)
 				break;
 		} else {
-			/* auto: a small window while the upgrade drains */
 			if (rc && mrxe_psn_diff(req->psn, qp->comp.psn) >=
-			    mrxe_auto_std_window(qp->pipe.auto_state,
-						 MRXE_STD_WINDOW) - 1)
+			    mrxe_req_std_window(qp) - 1)
 				break;
 			err = mrxe_req_send_pkt(qp, w, req->cur);
 		}
