@@ -110,16 +110,25 @@ static void mrxe_cc_send_cnp(struct mrxe_qp *qp)
 
 /*
  * The pacer runs the lower of the DCQCN and the MetaRoCE engine's rate.
- * Its bucket holds two packets or 100 us at that rate, whichever is more
- * (at 10 Gbit/s a two-packet bucket would mean a timer every few us).
+ * Its bucket holds two packets or MRXE_CC_PACER_SLACK_US at that rate,
+ * whichever is more, at most MRXE_CC_PACER_MAX_BURST bytes.  The time is
+ * what the work item may run late: the tokens a late run finds beyond the
+ * bucket are lost, so a bucket smaller than the lateness holds the QP
+ * below its rate.  With 100 us, four QPs paced at their fair share of a
+ * 30 Mbit/s bottleneck (two packets, about 2 ms) in a saturated TCG guest
+ * delivered 0.81 of the link while their rates summed to 0.97-1.05 of it,
+ * the bottleneck queue empty (bench/cc-fairness.sh, senders sampled).
  */
 static void mrxe_cc_set_pacer(struct mrxe_qp *qp, u64 now)
 {
 	struct mrxe_cc_qp *cc = &qp->cc;
 	u64 rc = min(mrxe_dcqcn_rate(&cc->rp), mrxe_ecn_cc_rate(&cc->ecn));
 
-	cc->pacer.burst_bytes = max_t(u64, 2 * (qp->pipe.attr.mtu +
-						MRXE_CC_HDR_BYTES), rc / 80);
+	/* kbit/s x us / 8000 = bytes */
+	cc->pacer.burst_bytes =
+		max_t(u64, 2 * (qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES),
+		      min_t(u64, rc * MRXE_CC_PACER_SLACK_US / 8000,
+			    MRXE_CC_PACER_MAX_BURST));
 
 	/*
 	 * The pacer holds Rc, line rate included: the line rate is the

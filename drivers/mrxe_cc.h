@@ -29,6 +29,10 @@ enum mrxe_cc_algo {
 
 /* Bytes charged to the pacer for headers (IPv4 + UDP + BTH + RETH + ICRC). */
 #define MRXE_CC_HDR_BYTES	64
+/* pacer bucket: this long at the QP's rate (mrxe_cc_set_pacer) ... */
+#define MRXE_CC_PACER_SLACK_US	4000
+/* ... but at most this many bytes (at 10 Gbit/s 4 ms would be 5 MB) */
+#define MRXE_CC_PACER_MAX_BURST	(64 * 1024)
 
 struct mrxe_cc_qp {
 	/* notification point (receiver) */
