@@ -51,8 +51,13 @@ for cfg in $CONFIGS; do
 	done
 	sleep 2
 	# the sampler at nice -5: it must keep sampling in a saturated guest
+	# MRXE_BENCH_SENDERS=1: also the senders' QP rates and SRTTs
+	# ($cfg.samples.senders), at the cost of two programs per sample
+	snd=()
+	[ "${MRXE_BENCH_SENDERS:-0}" = 1 ] &&
+		snd=("$BN_NS_S1=$BN_DEV_S1" "$BN_NS_S2=$BN_DEV_S2")
 	ip netns exec "$BN_NS_D" nice -n -5 python3 "$REPO/bench/cc-sample.py" \
-		"$OUT/$cfg.samples" 0.2 "$BN_NS_R" "$BN_DEV_D" "$CTL" &
+		"$OUT/$cfg.samples" 0.2 "$BN_NS_R" "$BN_DEV_D" "$CTL" "${snd[@]}" &
 	sampler=$!
 	SECONDS=0
 	for i in 0 1 2 3; do

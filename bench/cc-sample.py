@@ -10,7 +10,12 @@ connected RC QPs (RTR or RTS: perftest's WRITE server stays in RTR) with the
 bytes each received (mrxectl -j qp show, per-QP counters).  Run it in the
 receiver's namespace (mrxectl there, tc -n ROUTER_NS): two programs per
 sample, which under TCG with the bench running take a good part of a second.
-usage: cc-sample.py OUT INTERVAL ROUTER_NS DEV MRXECTL
+With SENDER_NS=DEV arguments after MRXECTL it also appends to OUT.senders
+    t,ns:qpn:rate_kbps:srtt_us;...
+for every RC QP in RTS on those devices (the rate the congestion control
+engines let the pacer run, and the smoothed RTT the reaction rounds use):
+one more program per sender per sample.
+usage: cc-sample.py OUT INTERVAL ROUTER_NS DEV MRXECTL [SENDER_NS=DEV ...]
 """
 import json
 import re
@@ -19,10 +24,30 @@ import sys
 import time
 
 
+def sender_qps(ctl, senders):
+    """ns:qpn:rate_kbps:srtt_us of every RC QP in RTS on the senders."""
+    out = []
+    for ns, sdev in senders:
+        j = subprocess.run(["ip", "netns", "exec", ns, ctl, "-j", "qp", "show", sdev],
+                           capture_output=True, text=True).stdout
+        try:
+            for qp in json.loads(j or "[]"):
+                if qp.get("type") == "RC" and qp.get("state") == "RTS":
+                    out.append("%s:%d:%d:%d" % (ns, qp["qpn"], qp.get("rate_kbps", 0),
+                                                qp.get("srtt_us", 0)))
+        except (ValueError, KeyError, TypeError):
+            pass
+    return out
+
+
 def main():
     out, interval, ns_r, dev, ctl = sys.argv[1:6]
+    senders = [a.split("=", 1) for a in sys.argv[6:]]
     interval = float(interval)
     t0 = time.monotonic()
+    sf = open(out + ".senders", "w", buffering=1) if senders else None
+    if sf:
+        sf.write("t,qps\n")
     with open(out, "w", buffering=1) as f:
         f.write("t,backlog_bytes,qps\n")
         while True:
@@ -48,6 +73,8 @@ def main():
             except (ValueError, KeyError, TypeError):
                 pass
             f.write("%.3f,%d,%s\n" % (t, backlog, ";".join(qps)))
+            if sf:
+                sf.write("%.3f,%s\n" % (t, ";".join(sender_qps(ctl, senders))))
             time.sleep(max(0.0, interval - (time.monotonic() - t0 - t)))
 
 
