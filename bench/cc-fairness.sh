@@ -49,7 +49,7 @@ cp "$csv" "$REPO/bench/results/cc-$stamp.csv"
 sdir=$(dirname "$csv")
 ana=$(mktemp)
 trap 'rm -f "$log" "$ana"' EXIT
-echo "config,jain,utilisation,p99_queue_bytes,fair_share_s" > "$ana"
+echo "config,jain,utilisation,link_utilisation,p99_queue_bytes,fair_share_s" > "$ana"
 for c in $MRXE_BENCH_CC; do
 	[ -s "$sdir/$c.samples" ] || continue
 	echo "$c,$(python3 "$REPO/bench/cc-analyse.py" "$sdir/$c.samples" 30)" >> "$ana"
@@ -57,8 +57,8 @@ for c in $MRXE_BENCH_CC; do
 done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 {
 	echo "# $(date -u +%FT%TZ) bottleneck tbf 30mbit + red ecn, 4 QPs ib_write_bw, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)"
-	echo "config,jain,utilisation,p99_queue_bytes,fair_share_s,perftest_jain,perftest_sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
-	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5; next }
+	echo "config,jain,utilisation,link_utilisation,p99_queue_bytes,fair_share_s,perftest_jain,perftest_sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
+	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5 "," $6; next }
 	FNR > 1 {
 		c = $1; g = $4 + 0
 		s[c] += g; q[c] += g * g; k[c]++
@@ -72,7 +72,7 @@ done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 			c = order[i]
 			jain = q[c] > 0 ? s[c] * s[c] / (k[c] * q[c]) : 0
 			printf "%s,%s,%.3f,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c,
-				(c in a) ? a[c] : "0,0,0,-1", jain,
+				(c in a) ? a[c] : "0,0,0,0,-1", jain,
 				s[c], mn[c], mx[c], rd[c], 100 * rd[c] / (rs[c] + rd[c] + 1e-9), rm[c], rt[c], cn[c], cu[c]
 		}
 	}' "$ana" "$csv"

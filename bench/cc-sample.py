@@ -3,9 +3,11 @@
 """Sampler for bench/cc-guest.sh (runs in the lab guest until killed).
 
 Every INTERVAL seconds appends to OUT one line
-    t,backlog_bytes,qpn:rcvd_bytes;qpn:rcvd_bytes;...
+    t,backlog_bytes,link_bytes,qpn:rcvd_bytes;qpn:rcvd_bytes;...
 t: seconds since start; backlog: the bottleneck RED qdisc's queue (tc -s
-qdisc show dev bnrd in the router namespace); the receiver device's
+qdisc show dev bnrd in the router namespace); link_bytes: what the
+bottleneck's tbf sent (frames with their Ethernet, IP and UDP headers, as
+the link carries them); the receiver device's
 connected RC QPs (RTR or RTS: perftest's WRITE server stays in RTR) with the
 bytes each received (mrxectl -j qp show, per-QP counters).  Run it in the
 receiver's namespace (mrxectl there, tc -n ROUTER_NS): two programs per
@@ -49,19 +51,23 @@ def main():
     if sf:
         sf.write("t,qps\n")
     with open(out, "w", buffering=1) as f:
-        f.write("t,backlog_bytes,qps\n")
+        f.write("t,backlog_bytes,link_bytes,qps\n")
         while True:
             t = time.monotonic() - t0
             q = subprocess.run(["tc", "-n", ns_r, "-s", "qdisc", "show", "dev", "bnrd"],
                                capture_output=True, text=True).stdout
-            backlog = 0
-            red = False
+            backlog = link = 0
+            red = tbf = False
             for line in q.splitlines():
                 if line.startswith("qdisc"):
                     red = line.startswith("qdisc red")
+                    tbf = line.startswith("qdisc tbf")
                 m = re.search(r"backlog (\d+)b", line)
                 if red and m:
                     backlog = int(m.group(1))
+                m = re.search(r"Sent (\d+) bytes", line)
+                if tbf and m:
+                    link = int(m.group(1))
             j = subprocess.run([ctl, "-j", "qp", "show", dev],
                                capture_output=True, text=True).stdout
             qps = []
@@ -72,7 +78,7 @@ def main():
                         qps.append("%d:%d" % (qp["qpn"], c.get("rcvd_bytes", 0)))
             except (ValueError, KeyError, TypeError):
                 pass
-            f.write("%.3f,%d,%s\n" % (t, backlog, ";".join(qps)))
+            f.write("%.3f,%d,%d,%s\n" % (t, backlog, link, ";".join(qps)))
             if sf:
                 sf.write("%.3f,%s\n" % (t, ";".join(sender_qps(ctl, senders))))
             time.sleep(max(0.0, interval - (time.monotonic() - t0 - t)))
