@@ -110,6 +110,7 @@ enum mrxe_counter {
 	MRXE_CNT_PRIO_DEMOTED,		/* work moved to normal workers */
 	MRXE_CNT_META_STALE_NAK,	/* NAKs for a PSN already acknowledged */
 	MRXE_CNT_META_READ_STRADDLE,	/* re-requested READs past resp.psn */
+	MRXE_CNT_READ_RSP_REPLAYED,	/* READ responses sent again (dup READ) */
 	MRXE_NUM_COUNTERS,
 };
 

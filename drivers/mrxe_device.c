@@ -268,6 +268,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_PRIO_DEMOTED].name		= "prio_work_demoted",
 	[MRXE_CNT_META_STALE_NAK].name		= "meta_stale_naks",
 	[MRXE_CNT_META_READ_STRADDLE].name	= "meta_read_straddles",
+	[MRXE_CNT_READ_RSP_REPLAYED].name	= "read_rsp_replayed",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

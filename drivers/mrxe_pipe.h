@@ -278,6 +278,7 @@ struct mrxe_resp_state {
 	u32	rd_first_psn;
 	u32	rd_last_psn;
 	u32	rd_off;		/* MetaRoCE: MRH offset of the next response */
+	bool	rd_replay;	/* answering a duplicate READ again */
 	u16	rd_sport;	/* UDP source port of this READ's responses */
 
 	struct mrxe_resp_res *res;	/* max_dest_rd_atomic entries */

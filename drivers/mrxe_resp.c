@@ -635,6 +635,7 @@ static void resp_start_read(struct mrxe_qp *qp, struct mrxe_mr *mr, u64 va,
 	resp->rd_first_psn = first;
 	resp->rd_last_psn = last;
 	resp->rd_active = true;
+	resp->rd_replay = false;
 }
 
 static enum mrxe_resp_rc resp_read(struct mrxe_qp *qp, struct sk_buff *skb)
@@ -925,6 +926,7 @@ static void resp_duplicate(struct mrxe_qp *qp, struct sk_buff *skb)
 			resp_flush_ack(qp);
 			resp_start_read(qp, mr, res->va + off, res->len - off,
 					pi->psn, res->first_psn, res->last_psn);
+			resp->rd_replay = true;
 			return;
 		}
 	}
@@ -997,6 +999,9 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 		}
 		memset(skb->data + hlen + paylen, 0, pad + MRXE_ICRC_LEN);
 		mrxe_pipe_xmit(qp, qp->pipe.av, skb, resp->rd_sport);
+		/* what READ recovery costs the responder (bench: per lost) */
+		if (resp->rd_replay)
+			mrxe_qp_counter_inc(qp, MRXE_CNT_READ_RSP_REPLAYED);
 		resp->rd_va += paylen;
 		resp->rd_resid -= paylen;
 		resp->rd_off += paylen;
@@ -1284,6 +1289,7 @@ static void resp_meta_replay_read(struct mrxe_qp *qp, struct sk_buff *skb)
 	resp_start_read(qp, mr, reth.va, reth.len, pi->psn, pi->psn,
 			mrxe_psn_add(pi->psn, npkts - 1));
 	qp->resp.rd_off = mrxe_pkt_meta(skb)->offset;
+	qp->resp.rd_replay = true;
 }
 
 /*
