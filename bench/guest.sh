@@ -12,8 +12,10 @@
 # Bandwidth points use -s SIZE -D $BENCH_DURATION -q QPS, latency points
 # -s 64 -n $BENCH_LAT_ITERS -H (every sample goes to lat.csv for CDFs).
 # Each row has netem's drops on both ends (the server's come with a
-# barrier) and, for mrxe, the client's retrans_pkts delta (the requester
-# retransmits): retransmitted packets per lost packet.
+# barrier) and, for mrxe, the packets sent again: the client's
+# retrans_pkts delta (the requester retransmits) for WRITE/SEND, the
+# server's read_rsp_replayed delta (READ responses streamed again; a
+# re-request packet asks for a run of them) for READ, with the drops.
 # `bench/guest.sh --count` prints the number of points per transport.
 #
 # Steps are synchronised with one-shot TCP barriers on port 19000+N.
@@ -259,11 +261,17 @@ for tr in $TRANSPORTS; do
 				done
 			fi
 			trace "servers listening"
+			# READ responses this end streams again (mrxe; 0 for
+			# rxe); a counter read costs about a second under TCG
+			rp=
+			case $t in ib_read_*) rp0=$(counter read_rsp_replayed) ;; esac
 			barrier		# server ready
 			trace "barrier ready"
 			barrier		# client done
 			trace "barrier client done"
-			barrier "$(netem_dropped)" > /dev/null	# this end's drops
+			# this end's drops and READ responses sent again
+			case $t in ib_read_*) rp=":$(( $(counter read_rsp_replayed) - rp0 ))" ;; esac
+			barrier "$(netem_dropped)$rp" > /dev/null
 			trace "barrier drops"
 			if [ ${#spids[@]} -gt 0 ]; then
 				# The server the client used exited with it (two
@@ -344,7 +352,11 @@ for tr in $TRANSPORTS; do
 			# netem drops of both ends (the server's come with this
 			# barrier; not in a subshell: barrier counts the steps)
 			barrier > "$OUT/peer.drops"
-			pd=$(grep -E '^[0-9]+$' "$OUT/peer.drops" | tail -n1)
+			pv=$(grep -E '^[0-9]+(:-?[0-9]+)?$' "$OUT/peer.drops" | tail -n1)
+			pd=${pv%%:*}
+			# READ: what the responder sent again, not the requests
+			case $pv in *:*) case $t in ib_read_*)
+				[ -n "$rtx" ] && rtx=${pv#*:} ;; esac ;; esac
 			drops=$(( $(netem_dropped) + ${pd:-0} ))
 			[ "$loss" != 0 ] && [ -n "$rtx" ] && [ "$drops" -gt 0 ] &&
 				rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
