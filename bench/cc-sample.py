@@ -26,20 +26,22 @@ import sys
 import time
 
 
+def rc_qps(cmd, states):
+    """The RC QPs in one of @states that `mrxectl -j qp show` (@cmd) lists."""
+    j = subprocess.run(cmd, capture_output=True, text=True).stdout
+    try:
+        return [qp for qp in json.loads(j or "[]")
+                if qp.get("type") == "RC" and qp.get("state") in states and "qpn" in qp]
+    except (ValueError, TypeError):
+        return []
+
+
 def sender_qps(ctl, senders):
     """ns:qpn:rate_kbps:srtt_us of every RC QP in RTS on the senders."""
-    out = []
-    for ns, sdev in senders:
-        j = subprocess.run(["ip", "netns", "exec", ns, ctl, "-j", "qp", "show", sdev],
-                           capture_output=True, text=True).stdout
-        try:
-            for qp in json.loads(j or "[]"):
-                if qp.get("type") == "RC" and qp.get("state") == "RTS":
-                    out.append("%s:%d:%d:%d" % (ns, qp["qpn"], qp.get("rate_kbps", 0),
-                                                qp.get("srtt_us", 0)))
-        except (ValueError, KeyError, TypeError):
-            pass
-    return out
+    return ["%s:%d:%d:%d" % (ns, qp["qpn"], qp.get("rate_kbps", 0), qp.get("srtt_us", 0))
+            for ns, sdev in senders
+            for qp in rc_qps(["ip", "netns", "exec", ns, ctl, "-j", "qp", "show", sdev],
+                             ("RTS",))]
 
 
 def main():
@@ -68,16 +70,8 @@ def main():
                 m = re.search(r"Sent (\d+) bytes", line)
                 if tbf and m:
                     link = int(m.group(1))
-            j = subprocess.run([ctl, "-j", "qp", "show", dev],
-                               capture_output=True, text=True).stdout
-            qps = []
-            try:
-                for qp in json.loads(j or "[]"):
-                    if qp.get("type") == "RC" and qp.get("state") in ("RTR", "RTS"):
-                        c = qp.get("counters", {})
-                        qps.append("%d:%d" % (qp["qpn"], c.get("rcvd_bytes", 0)))
-            except (ValueError, KeyError, TypeError):
-                pass
+            qps = ["%d:%d" % (qp["qpn"], qp.get("counters", {}).get("rcvd_bytes", 0))
+                   for qp in rc_qps([ctl, "-j", "qp", "show", dev], ("RTR", "RTS"))]
             f.write("%.3f,%d,%d,%s\n" % (t, backlog, link, ";".join(qps)))
             if sf:
                 sf.write("%.3f,%s\n" % (t, ";".join(sender_qps(ctl, senders))))
