@@ -179,18 +179,6 @@ static u32 rsprec_runs(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
 }
 
 /*
- * Ask for comp.psn's response again: its run if its loss is evident, else
- * that PSN alone (a probe).  Sets *@lost; returns the re-request's result.
- */
-static int rsprec_ask_comp(const struct mrxe_rsprec *r,
-			   const struct mrxe_rsprec_env *e, bool *lost,
-			   u32 *last)
-{
-	*lost = mrxe_rsprec_lost(r, e, e->comp_psn);
-	return e->ops->rerequest(e->ctx, e->comp_psn, !*lost, last);
-}
-
-/*
  * A timeout (RFC 6298 5.4, RFC 8985 6.3: the earliest outstanding segment
  * is retransmitted, the others only when their loss is evident): ask for
  * comp.psn's response - its run if its loss is evident, else that PSN
@@ -206,10 +194,10 @@ static int rsprec_ask_comp(const struct mrxe_rsprec *r,
 static void rsprec_timeout(struct mrxe_rsprec *r,
 			   const struct mrxe_rsprec_env *e)
 {
-	bool lost;
+	bool lost = mrxe_rsprec_lost(r, e, e->comp_psn);
 	u32 last;
 
-	if (rsprec_ask_comp(r, e, &lost, &last))
+	if (e->ops->rerequest(e->ctx, e->comp_psn, !lost, &last))
 		return;
 	r->asked += (u32)mrxe_psn_diff(last, e->comp_psn) + 1;
 	/* comp.psn's run was asked for just now: young, skipped */
@@ -261,10 +249,10 @@ enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
 		 * here.  Only comp.psn's run: the later holes may still be
 		 * within reo_wnd.
 		 */
-		bool lost;
+		bool lost = mrxe_rsprec_lost(r, e, e->comp_psn);
 
-		rsprec_ask_comp(r, e, &lost, &last);
 		act = lost ? MRXE_RSPREC_RUN_AT_COMP : MRXE_RSPREC_PROBE_ONE;
+		e->ops->rerequest(e->ctx, e->comp_psn, !lost, &last);
 	} else if (r->fast) {
 		/* a gap: the holes known lost */
 		if (!rsprec_runs(r, e)) {
