@@ -148,23 +148,27 @@ bool mrxe_rsprec_advance(struct mrxe_rsprec *r,
 }
 
 /*
- * Ask again for every run of missing responses from comp.psn on whose loss
- * is evident (mrxe_rsprec_lost), at most MRXE_RSPREC_RUNS runs: one
- * deadline repairs all the holes a burst loss left, instead of one hole per
- * deadline (a 1 MiB READ through a 16 Mbit/s ECMP fabric took 137 s that
- * way).  A run whose request went out less than an SRTT ago (asked for by
- * the previous round) is left alone.  Returns the number of runs asked for
- * and adds their PSNs to r->asked.
+ * Ask again for every run of missing responses from comp.psn on, at most
+ * MRXE_RSPREC_RUNS runs: one deadline repairs all the holes a burst loss
+ * left, instead of one hole per deadline (a 1 MiB READ through a 16 Mbit/s
+ * ECMP fabric took 137 s that way).  @fast (a gap): the runs whose loss is
+ * evident (mrxe_rsprec_lost); else (a timeout) all of them.  A run whose
+ * request went out less than an SRTT ago (asked for by the previous round)
+ * is left alone, except comp.psn's own run after a timeout.  Returns the
+ * number of runs asked for and adds their PSNs to r->asked.
  */
-static u32 rsprec_runs(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
+static u32 rsprec_runs(struct mrxe_rsprec *r,
+		       const struct mrxe_rsprec_env *e, bool fast)
 {
 	u64 young = e->srtt_ns ? e->srtt_ns : e->rto_ns, send_ns;
 	u32 q = e->comp_psn, last, runs = 0;
 	bool rt;
 
 	while (mrxe_psn_before(q, e->nxt) && runs < MRXE_RSPREC_RUNS) {
-		if (!e->ops->missing(e->ctx, q) || !mrxe_rsprec_lost(r, e, q) ||
-		    (e->ops->sent(e->ctx, q, &send_ns, &rt) &&
+		if (!e->ops->missing(e->ctx, q) ||
+		    (fast && !mrxe_rsprec_lost(r, e, q)) ||
+		    ((fast || q != e->comp_psn) &&
+		     e->ops->sent(e->ctx, q, &send_ns, &rt) &&
 		     send_ns + young > e->now_ns)) {
 			q = mrxe_psn_add(q, 1);
 			continue;
@@ -176,32 +180,6 @@ static u32 rsprec_runs(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
 		q = mrxe_psn_add(last, 1);
 	}
 	return runs;
-}
-
-/*
- * A timeout (RFC 6298 5.4, RFC 8985 6.3: the earliest outstanding segment
- * is retransmitted, the others only when their loss is evident): ask for
- * comp.psn's response - its run if its loss is evident, else that PSN
- * alone, which is evidence against the rest of its run once answered (by
- * send time, as a tail probe's) - and the other runs lost by evidence.  A
- * response that is only late is no evidence: a READ QP whose responses
- * wait in the responder's queue behind other QPs' streams times out now
- * and then without a loss, and asking for every missing run then had the
- * responder stream again what it was about to send (ib_read_bw, 4 QPs of
- * 256 KiB READs between two namespaces, lossless: 6781 duplicate
- * responses in one run before this rule, 69-3933 in four runs with it).
- */
-static void rsprec_timeout(struct mrxe_rsprec *r,
-			   const struct mrxe_rsprec_env *e)
-{
-	bool lost = mrxe_rsprec_lost(r, e, e->comp_psn);
-	u32 last;
-
-	if (e->ops->rerequest(e->ctx, e->comp_psn, !lost, &last))
-		return;
-	r->asked += (u32)mrxe_psn_diff(last, e->comp_psn) + 1;
-	/* comp.psn's run was asked for just now: young, skipped */
-	rsprec_runs(r, e);
 }
 
 enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
@@ -253,19 +231,17 @@ enum mrxe_rsprec_action mrxe_rsprec_on_deadline(struct mrxe_rsprec *r,
 
 		act = lost ? MRXE_RSPREC_RUN_AT_COMP : MRXE_RSPREC_PROBE_ONE;
 		e->ops->rerequest(e->ctx, e->comp_psn, !lost, &last);
-	} else if (r->fast) {
-		/* a gap: the holes known lost */
-		if (!rsprec_runs(r, e)) {
+	} else {
+		/* a gap: the holes known lost; a timeout: all of them */
+		if (!rsprec_runs(r, e, r->fast) && r->fast) {
 			/* the previous round asked for all of them: wait */
 			r->fast = false;
 			r->deadline_ns = e->now_ns + rsprec_wait(r, e);
 			return MRXE_RSPREC_NONE;
 		}
-		act = MRXE_RSPREC_GAP_RUNS;
-	} else {
-		rsprec_timeout(r, e);
-		act = MRXE_RSPREC_TIMEOUT_RUNS;
-		r->timeouts++;
+		act = r->fast ? MRXE_RSPREC_GAP_RUNS : MRXE_RSPREC_TIMEOUT_RUNS;
+		if (!r->fast)
+			r->timeouts++;
 	}
 	r->fast = false;
 	r->backoff++;

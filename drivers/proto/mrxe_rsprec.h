@@ -14,9 +14,8 @@
  *     or a request sent after it, RACK's send-time rule), a gap round after
  *     the reordering window, if that is earlier than the deadline
  *     (mrxe_rsprec_gap): the runs known lost are asked for again;
- *   - else the backed-off RTO: comp.psn's response is asked for again
- *     (alone unless its run's loss is evident) with the runs known lost,
- *     and only these timeouts spend the retry budget (retry_cnt).
+ *   - else the backed-off RTO: every missing run is asked for again, and
+ *     only these timeouts spend the retry budget (retry_cnt).
  *
  * The engine keeps the deadline and the evidence; the caller keeps the
  * per-PSN facts (is a response missing, when was the request sent, was it
@@ -98,7 +97,7 @@ enum mrxe_rsprec_action {
 	MRXE_RSPREC_PROBE_ONE,		/* a tail probe asked for comp.psn */
 	MRXE_RSPREC_RUN_AT_COMP,	/* comp.psn's run: its loss is evident */
 	MRXE_RSPREC_GAP_RUNS,		/* the runs known lost were asked for */
-	MRXE_RSPREC_TIMEOUT_RUNS,	/* a timeout: comp.psn, runs known lost */
+	MRXE_RSPREC_TIMEOUT_RUNS,	/* a timeout: all missing runs */
 };
 
 /* Nothing missing, no evidence (QP start, RNR rewind). */
