@@ -795,7 +795,8 @@ static void mrxe_comp_meta_response(struct mrxe_qp *qp, struct sk_buff *skb)
 		mq->exec_psn = psn;
 	if (w->mask & (MRXE_M_READ | MRXE_M_ATOMIC))
 		mrxe_rspwnd_got(&mq->rspwnd);
-	mrxe_rsprec_on_response(&mq->rsprec, psn, pm->send_ns, pm->rsp_rt);
+	mrxe_rsprec_on_response(&mq->rsprec, psn, pm->send_ns, pm->rsp_rt,
+				ktime_get_ns());
 	if (w->mask & MRXE_M_READ) {
 		off = (u32)mrxe_psn_diff(psn, w->first_psn) /
 		      MRXE_META_READ_CHUNK * MRXE_META_READ_CHUNK;

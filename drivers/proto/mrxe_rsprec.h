@@ -77,6 +77,7 @@ struct mrxe_rsprec {
 	bool	fast;		/* the deadline is a response-gap one */
 	bool	probe;		/* ... a tail probe (first wait, 2 SRTT) */
 	bool	reprobe;	/* the last round was a gap round: probe once */
+	bool	partial;	/* the last timeout left runs to a live stream */
 	u32	hi;		/* newest PSN whose response arrived */
 	bool	hi_valid;
 	/*
@@ -86,6 +87,7 @@ struct mrxe_rsprec {
 	 */
 	u64	rack_ns;
 	u64	rack_rt_ns;
+	u64	rsp_ns;		/* when the last new response arrived */
 	/* PSNs the last GAP_RUNS / TIMEOUT_RUNS asked for again */
 	u32	asked;
 };
@@ -103,11 +105,11 @@ enum mrxe_rsprec_action {
 /* Nothing missing, no evidence (QP start, RNR rewind). */
 void mrxe_rsprec_reset(struct mrxe_rsprec *r);
 /*
- * A response for @psn arrived (the first one), for a request sent at
- * @send_ns, a re-request of its run if @rt.
+ * A response for @psn arrived (the first one) at @now_ns, for a request
+ * sent at @send_ns, a re-request of its run if @rt.
  */
 void mrxe_rsprec_on_response(struct mrxe_rsprec *r, u32 psn, u64 send_ns,
-			     bool rt);
+			     bool rt, u64 now_ns);
 /* Is the missing response for @q lost by evidence? */
 bool mrxe_rsprec_lost(const struct mrxe_rsprec *r,
 		      const struct mrxe_rsprec_env *e, u32 q);

@@ -126,7 +126,7 @@ struct Script {
 	void respond(u32 i)
 	{
 		got[i] = true;
-		mrxe_rsprec_on_response(&r, psn(i), send_ns[i], rt[i]);
+		mrxe_rsprec_on_response(&r, psn(i), send_ns[i], rt[i], now);
 	}
 	// comp.psn = index @i; una: index @una_i
 	bool advance(u32 i, u32 una_i)
@@ -514,6 +514,51 @@ TEST(RspRec, TimeoutRunsSkipYoungButCompPsn)
 	EXPECT_TRUE(f.asked.empty());
 }
 
+// A timeout while responses still arrive (the responder is streaming):
+// comp.psn's whole run and the runs lost by evidence, not the runs ahead of
+// the newest response, which wait in the responder's queue.  Once no
+// response came for an SRTT, a timeout asks for every missing run.
+TEST(RspRec, TimeoutLeavesTheRunsALiveResponderStillSends)
+{
+	for (bool silent : { false, true }) {
+		SCOPED_TRACE(silent ? "silent" : "live");
+		Script s(64 * 8, 1 * kMs, 10 * kMs);
+
+		s.sent_all(0);
+		s.advance(0, 64 * 8);
+		s.now = 20 * kMs;
+		// chunk 1 answered up to PSN 64 + 40, chunk 0 not at all
+		for (u32 i = 64; i <= 64 + 40; i++)
+			if (i != 64 + 10)
+				s.respond(i);
+		s.now = silent ? 22 * kMs : 20 * kMs + 500 * kUs;
+		s.r.fast = false;
+		s.r.probe = false;
+		s.r.deadline_ns = s.now;
+		EXPECT_EQ(s.deadline(), MRXE_RSPREC_TIMEOUT_RUNS);
+		EXPECT_EQ(s.r.timeouts, 1);
+		ASSERT_GE(s.asked.size(), 2u);
+		EXPECT_EQ(s.asked[0].psn, s.psn(0));	// comp.psn's whole run
+		EXPECT_EQ(s.asked[0].last, s.psn(63));
+		EXPECT_FALSE(s.asked[0].one);
+		EXPECT_EQ(s.asked[1].psn, s.psn(64 + 10));	// the hole
+		EXPECT_EQ(s.asked[1].last, s.psn(64 + 10));
+		// a timeout that asked for less is followed by one probe
+		EXPECT_EQ(s.r.reprobe, !silent);
+		EXPECT_EQ(s.r.probe, !silent);
+		if (!silent) {
+			EXPECT_EQ(s.asked.size(), 2u);
+			EXPECT_EQ(s.r.deadline_ns, s.now + 2 * kMs + kDelackNs);
+			continue;
+		}
+		EXPECT_EQ(s.r.deadline_ns, s.now + (10 * kMs << 1));
+		// silent: chunk 1's rest and chunks 2..7 too
+		ASSERT_EQ(s.asked.size(), 9u);
+		EXPECT_EQ(s.asked[2].psn, s.psn(64 + 41));
+		EXPECT_EQ(s.asked[8].psn, s.psn(64 * 7));
+	}
+}
+
 // a064191: a probe deadline whose loss is evident (the gap round waits a
 // longer reo_wnd) asks for comp.psn's run, not one PSN.
 TEST(RspRec, EvidentLossAtProbeDeadlineAsksForTheRun)
@@ -851,7 +896,7 @@ class Sim {
 		    send_ns_[i] == chunk_sent_ns_[chunk_first_[i]])
 			mrxe_rtt_sample(&rtt_, now_ - send_ns_[i], now_);
 		chunk_sacked_[chunk_first_[i]] = true;
-		mrxe_rsprec_on_response(&r_, p.a, send_ns_[i], rt_[i]);
+		mrxe_rsprec_on_response(&r_, p.a, send_ns_[i], rt_[i], now_);
 		advance();
 		env(&e);
 		mrxe_rsprec_gap(&r_, &e);
