@@ -111,6 +111,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_STALE_NAK,	/* NAKs for a PSN already acknowledged */
 	MRXE_CNT_META_READ_STRADDLE,	/* re-requested READs past resp.psn */
 	MRXE_CNT_READ_RSP_REPLAYED,	/* READ responses sent again (dup READ) */
+	MRXE_CNT_READ_DUP_STREAMING,	/* dup READ PSNs the stream still sends */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -563,6 +563,9 @@ static void mrxe_meta_rsp_timeout(struct mrxe_qp *qp)
 		     mrxe_rsprec_lost(r, &e, qp->comp.psn));
 	act = mrxe_rsprec_on_deadline(r, &e, qp->pipe.attr.timeout ?
 				      qp->pipe.attr.retry_cnt : -1);
+	mrxe_dbg_dev(qp_dev(qp), "qp %u: rsp deadline action %d asked %u partial %d srtt %llu us since last response %llu us\n",
+		     qp->ibqp.qp_num, act, r->asked, r->partial,
+		     e.srtt_ns / 1000, (e.now_ns - r->rsp_ns) / 1000);
 	switch (act) {
 	case MRXE_RSPREC_RETRY_EXCEEDED:
 		if (req->head != req->fetched) {

@@ -280,6 +280,7 @@ struct mrxe_resp_state {
 	u32	rd_off;		/* MetaRoCE: MRH offset of the next response */
 	bool	rd_replay;	/* answering a duplicate READ again */
 	u16	rd_sport;	/* UDP source port of this READ's responses */
+	u32	rd_busy;	/* rd_psn refused by a full local queue */
 
 	struct mrxe_resp_res *res;	/* max_dest_rd_atomic entries */
 	u32	nres;
