@@ -821,6 +821,10 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 						mrxe_sack_ent(sb, psn)->path);
 			continue;
 		}
+		mrxe_dbg_dev(qp_dev(qp), "qp %u: resend lost psn %#x..%#x una %#x nxt %#x got %d\n",
+			     qp->ibqp.qp_num, psn, last, sb->una, sb->nxt,
+			     test_bit(psn & (MRXE_PKT_RING - 1),
+				      qp->pipe.meta->rsp_got));
 		path = mrxe_path_glue_sent(qp, psn, true);
 		/* one packet (a READ asks for a run): counted once */
 		mrxe_sack_on_retransmit(sb, psn, now, path);
