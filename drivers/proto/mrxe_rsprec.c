@@ -182,17 +182,20 @@ static u32 rsprec_runs(struct mrxe_rsprec *r,
 
 	r->partial = false;
 	while (mrxe_psn_before(q, e->nxt) && runs < MRXE_RSPREC_RUNS) {
-		if (live && q != e->comp_psn && e->ops->missing(e->ctx, q) &&
-		    !mrxe_rsprec_lost(r, e, q)) {
-			r->partial = true;
+		if (!e->ops->missing(e->ctx, q)) {
 			q = mrxe_psn_add(q, 1);
 			continue;
 		}
-		if (!e->ops->missing(e->ctx, q) ||
-		    (fast && !mrxe_rsprec_lost(r, e, q)) ||
-		    ((fast || q != e->comp_psn) &&
-		     e->ops->sent(e->ctx, q, &send_ns, &rt) &&
-		     send_ns + young > e->now_ns)) {
+		/* a gap round, or a timeout to a live stream: evidence only */
+		if ((fast || (live && q != e->comp_psn)) &&
+		    !mrxe_rsprec_lost(r, e, q)) {
+			r->partial |= live;
+			q = mrxe_psn_add(q, 1);
+			continue;
+		}
+		if ((fast || q != e->comp_psn) &&
+		    e->ops->sent(e->ctx, q, &send_ns, &rt) &&
+		    send_ns + young > e->now_ns) {
 			q = mrxe_psn_add(q, 1);
 			continue;
 		}
