@@ -75,7 +75,7 @@ for cfg in $CONFIGS; do
 	sleep 1
 	pkill -f "ib_write_bw -d $BN_DEV_D" 2>/dev/null
 	wait 2>/dev/null
-	read -r rs rd rm _ <<< "$(bn_red_stats)"
+	read -r rs rd rm re rp <<< "$(bn_red_stats)"
 	r1=$(( $(stat_value "$BN_DEV_S1" retrans_pkts) + $(stat_value "$BN_DEV_S2" retrans_pkts) ))
 	c1=$(stat_value "$BN_DEV_D" cnp_sent)
 	k1=$(( $(stat_value "$BN_DEV_S1" cc_rate_cuts) + $(stat_value "$BN_DEV_S2" cc_rate_cuts) ))
@@ -84,7 +84,7 @@ for cfg in $CONFIGS; do
 		g=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v + 0 }' "$OUT/$cfg.c$i")
 		echo "$cfg,$i,$((i / 2 + 1)),$g,$rs,$rd,$rm,$((r1 - r0)),$((c1 - c0)),$((k1 - k0)),$secs" >> "$CSV"
 	done
-	echo "$cfg: $(grep "^$cfg," "$CSV" | cut -d, -f4 | paste -sd' ') Gb/s; red sent $rs dropped $rd marked $rm"
+	echo "$cfg: $(grep "^$cfg," "$CSV" | cut -d, -f4 | paste -sd' ') Gb/s; red sent $rs dropped $rd (early $re, queue limit $rp) marked $rm"
 	port=$((port + 10))
 done
 bn_cleanup

@@ -16,7 +16,12 @@ With SENDER_NS=DEV arguments after MRXECTL it also appends to OUT.senders
     t,ns:qpn:rate_kbps:srtt_us;...
 for every RC QP in RTS on those devices (the rate the congestion control
 engines let the pacer run, and the smoothed RTT the reaction rounds use):
-one more program per sender per sample.
+one more program per sender per sample.  OUT.red gets
+    t,dropped,marked,early,pdrop
+of the RED qdisc (cumulative, as tc -s counts them): when the drops came
+(a start of four QPs at the line rate, or the steady state) and which kind
+(early: RED's own, for Not-ECT packets or above max without ecn; pdrop:
+the queue limit).
 usage: cc-sample.py OUT INTERVAL ROUTER_NS DEV MRXECTL [SENDER_NS=DEV ...]
 """
 import json
@@ -52,6 +57,8 @@ def main():
     sf = open(out + ".senders", "w", buffering=1) if senders else None
     if sf:
         sf.write("t,qps\n")
+    rf = open(out + ".red", "w", buffering=1)
+    rf.write("t,dropped,marked,early,pdrop\n")
     with open(out, "w", buffering=1) as f:
         f.write("t,backlog_bytes,link_bytes,qps\n")
         while True:
@@ -59,6 +66,7 @@ def main():
             q = subprocess.run(["tc", "-n", ns_r, "-s", "qdisc", "show", "dev", "bnrd"],
                                capture_output=True, text=True).stdout
             backlog = link = 0
+            rstat = {"dropped": 0, "marked": 0, "early": 0, "pdrop": 0}
             red = tbf = False
             for line in q.splitlines():
                 if line.startswith("qdisc"):
@@ -67,12 +75,19 @@ def main():
                 m = re.search(r"backlog (\d+)b", line)
                 if red and m:
                     backlog = int(m.group(1))
+                if red:
+                    for k in rstat:
+                        m = re.search(r"\b%s (\d+)" % k, line)
+                        if m:
+                            rstat[k] = int(m.group(1))
                 m = re.search(r"Sent (\d+) bytes", line)
                 if tbf and m:
                     link = int(m.group(1))
             qps = ["%d:%d" % (qp["qpn"], qp.get("counters", {}).get("rcvd_bytes", 0))
                    for qp in rc_qps([ctl, "-j", "qp", "show", dev], ("RTR", "RTS"))]
             f.write("%.3f,%d,%d,%s\n" % (t, backlog, link, ";".join(qps)))
+            rf.write("%.3f,%d,%d,%d,%d\n" % (t, rstat["dropped"], rstat["marked"],
+                                            rstat["early"], rstat["pdrop"]))
             if sf:
                 sf.write("%.3f,%s\n" % (t, ";".join(sender_qps(ctl, senders))))
             time.sleep(max(0.0, interval - (time.monotonic() - t0 - t)))

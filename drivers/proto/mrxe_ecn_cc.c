@@ -49,9 +49,29 @@ void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
 	c->alpha = MRXE_ECN_CC_ONE;	/* RFC 8257 4.2: start at 1 */
 }
 
-static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
+/* bytes over ns as kbit/s */
+static u64 ecn_cc_kbps(u64 bytes, u64 ns)
+{
+	return ns ? mrxe_div64(bytes * 8000000ULL, ns) : 0;
+}
+
+/*
+ * Close the round with the ACK of @acked bytes at @now_ns: bytes that
+ * arrived in (round start, now] over that time are its delivery rate (the
+ * ACK that opened the round counted bytes from before it).
+ */
+static void ecn_cc_end_round(struct mrxe_ecn_cc *c, u64 acked, u64 now_ns,
+			     u64 round)
 {
 	u64 f = 0, a, bonus;
+
+	/*
+	 * A round that ended more than a round ago was idle at its end (no
+	 * ACK closed it): its bytes over that time are not a delivery rate.
+	 */
+	c->dlv_kbps = now_ns - c->round_end_ns <= round ?
+		      ecn_cc_kbps(c->dlv_bytes + acked,
+				  now_ns - c->round_start_ns) : 0;
 
 	if (c->acked)
 		f = mrxe_div64(min(c->marked, c->acked) * MRXE_ECN_CC_ONE,
@@ -72,25 +92,52 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c)
 			   c->rate_kbps + c->p.ai_kbps * (1 + bonus));
 	c->acked = 0;
 	c->marked = 0;
+	c->dlv_bytes = 0;
+}
+
+/*
+ * What the ACKs show being delivered: the last round's rate, or the
+ * current round's once half of it has passed, whichever is higher (a
+ * round that started with a burst of ACKs is not cut below what it
+ * delivered before); 0 when neither is known.
+ */
+static u64 ecn_cc_delivered(const struct mrxe_ecn_cc *c, u64 now_ns,
+			    u64 round)
+{
+	u64 cur = 0, el = now_ns - c->round_start_ns;
+
+	if (2 * el >= round)
+		cur = ecn_cc_kbps(c->dlv_bytes, el);
+	return max(c->dlv_kbps, cur);
 }
 
 void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
 		     u64 rtt_ns)
 {
 	u64 round = max_t(u64, rtt_ns, c->p.min_round_us * 1000ULL);
-	u64 r;
+	u64 r, base, dlv;
 
 	if (c->round_end_ns && now_ns >= c->round_end_ns) {
-		ecn_cc_end_round(c);
+		ecn_cc_end_round(c, acked, now_ns, round);
 		c->round_end_ns = 0;
 	}
-	if (!c->round_end_ns)
+	if (!c->round_end_ns) {
+		c->round_start_ns = now_ns;
 		c->round_end_ns = now_ns + round;
+	} else {
+		c->dlv_bytes += acked;
+	}
 	c->acked += acked;
 	c->marked += ce;
 	if (ce && now_ns >= c->cut_until_ns) {
-		/* rate = rate (1 - alpha / 2), once per round trip */
-		r = (c->rate_kbps * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
+		/*
+		 * rate = base (1 - alpha / 2), once per round trip; base is
+		 * what was delivered if that is well below the rate (RFC 5681
+		 * 3.1: half the FlightSize, not of cwnd)
+		 */
+		dlv = ecn_cc_delivered(c, now_ns, round);
+		base = dlv && 4 * dlv < 3 * c->rate_kbps ? dlv : c->rate_kbps;
+		r = (base * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
 		c->rate_kbps = max(r, c->p.min_kbps);
 		c->cut_until_ns = now_ns + round;
 		c->clean = 0;

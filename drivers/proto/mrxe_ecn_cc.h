@@ -7,8 +7,18 @@
  * first mark instead of waiting for a CNP and a timer.
  *
  *   per ACK:   acked += bytes, marked += ce_bytes; the first ACK with CE
- *              in a round cuts at once: rate = rate (1 - alpha / 2)
- *              (RFC 8257 3.3: at most one reduction per RTT).
+ *              in a round cuts at once: rate = base (1 - alpha / 2)
+ *              (RFC 8257 3.3: at most one reduction per RTT), base =
+ *              the delivery rate if it is below 3/4 of the rate, else the
+ *              rate: what the ACKs show arriving over the last round (or
+ *              the current one once it is half over), as RFC 5681 3.1
+ *              halves FlightSize, not cwnd (the 3/4 keeps a round's ACK
+ *              noise from cutting a sender that runs at its rate).  A
+ *              sender that the host or a 4:1 start holds below its
+ *              allowance cuts from what it really sends: four QPs starting
+ *              at the line rate into one link halved from it twice, a
+ *              round each, while the queue overflowed (cc_sim_test,
+ *              CcSim.MetaStartsWithoutDrops).
  *   per round (the caller's SRTT, at least min_round_us):
  *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3).
  *              Every round increases: rate += ai (1 + bonus), bonus =
@@ -52,7 +62,10 @@ struct mrxe_ecn_cc {
 	u64	rate_kbps;
 	u32	alpha;
 	u64	acked, marked;	/* bytes in this round */
+	u64	round_start_ns;
 	u64	round_end_ns;	/* 0: no round open */
+	u64	dlv_bytes;	/* acked after the ACK that opened the round */
+	u64	dlv_kbps;	/* delivery rate of the last round, 0: none */
 	u64	cut_until_ns;	/* no second cut before this */
 	u32	clean;		/* rounds in a row without CE (capped) */
 	u64	cuts;

@@ -78,13 +78,62 @@ TEST(EcnCc, CutScalesWithAlpha)
 
 	p.ai_kbps = 0;
 	mrxe_ecn_cc_init(&c, &p);
+	// 12500 B per 100 us: the line rate is delivered (the cut's base)
 	for (int r = 0; r < 100; r++, now += rtt)	// 100 clean rounds
-		mrxe_ecn_cc_ack(&c, 1000, 0, now, rtt);
-	mrxe_ecn_cc_ack(&c, 1000, 1000, now, rtt);
+		mrxe_ecn_cc_ack(&c, 12500, 0, now, rtt);
+	mrxe_ecn_cc_ack(&c, 12500, 12500, now, rtt);
 	// the ACK closed the last clean round first: the cut uses that alpha
 	double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
 	EXPECT_LT(alpha, 0.01);
 	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), 2);
+}
+
+// A sender that delivers well below its rate (a 4:1 start into one link,
+// a host that cannot send faster) cuts from what the ACKs show delivered,
+// not from its allowance (RFC 5681 3.1: FlightSize, not cwnd); one that
+// delivers about its rate cuts from the rate.
+TEST(EcnCc, CutFromTheDeliveryRate)
+{
+	const u64 rtt = 1000 * kUs;
+	mrxe_ecn_cc_params p = Params();
+
+	p.ai_kbps = 0;
+	for (u64 dlv_kbps : { kLine / 4, kLine * 7 / 8 }) {
+		mrxe_ecn_cc c;
+		u64 now = 0;
+		// 10 ACKs per round, each dlv_kbps x 100 us
+		const u64 bytes = dlv_kbps * 100 / 8 / 1000;
+
+		mrxe_ecn_cc_init(&c, &p);
+		for (int i = 0; i < 25; i++, now += 100 * kUs)
+			mrxe_ecn_cc_ack(&c, bytes, 0, now, rtt);
+		ASSERT_EQ(c.cuts, 0u);
+		mrxe_ecn_cc_ack(&c, bytes, bytes, now, rtt);
+		ASSERT_EQ(c.cuts, 1u);
+		double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
+		double base = dlv_kbps < kLine * 3 / 4 ? dlv_kbps : kLine;
+		EXPECT_NEAR((double)c.rate_kbps, base * (1 - alpha / 2),
+			    base * 0.02) << dlv_kbps;
+	}
+}
+
+// A round whose end no ACK saw for more than a round (the QP was idle) is
+// no delivery rate: the first cut after the idle time is from the rate.
+TEST(EcnCc, IdleTimeIsNoDeliveryRate)
+{
+	const u64 rtt = 1000 * kUs;
+	mrxe_ecn_cc_params p = Params();
+	mrxe_ecn_cc c;
+
+	p.ai_kbps = 0;
+	mrxe_ecn_cc_init(&c, &p);
+	mrxe_ecn_cc_ack(&c, 1000, 0, 0, rtt);
+	mrxe_ecn_cc_ack(&c, 1000, 0, 500 * kUs, rtt);
+	// 1 s idle, then a marked burst: 2000 B a second ago is not a rate
+	mrxe_ecn_cc_ack(&c, 4096, 4096, 1000 * 1000 * kUs, rtt);
+	EXPECT_EQ(c.cuts, 1u);
+	double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
+	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), kLine * 0.01);
 }
 
 TEST(EcnCc, RandomizedInvariantAndConvergence)
