@@ -1704,25 +1704,34 @@ static bool resp_meta_run(struct mrxe_qp *qp, int *budget)
 	struct sk_buff *skb;
 
 	do {
-		if (resp->rd_active)
-			progress |= resp_read_step(qp, budget);
-		if (!resp->rd_active)
-			progress |= resp_meta_drain(qp, budget);
-		skb = NULL;
-		if (*budget > 0 && !qp->pipe.want_error)
-			skb = skb_dequeue(&resp->rxq);
-		if (skb && !mrxe_pkt_meta(skb)->meta &&
-		    resp_auto_classify(qp, skb) == MRXE_AUTO_RX_FALLBACK) {
-			resp_meta_fallback(qp, skb);
-			skb_queue_head(&resp->rxq, skb);
-			return true;	/* the next run takes the standard path */
-		}
-		if (skb) {
+		/*
+		 * What arrived goes first: holding a request is cheap, and its
+		 * ACK and a duplicate READ's replay (at the next message
+		 * boundary, wire-format.rst) must not wait in rxq behind the
+		 * response streams of every READ queued before it.  Taking
+		 * one packet per streamed READ kept a window of requests in
+		 * rxq: SRTT 124-229 ms over a 12 ms path, and every
+		 * re-request waited for that backlog (known-issues.rst).
+		 */
+		while (*budget > 0 && !qp->pipe.want_error &&
+		       (skb = skb_dequeue(&resp->rxq))) {
+			if (!mrxe_pkt_meta(skb)->meta &&
+			    resp_auto_classify(qp, skb) ==
+			    MRXE_AUTO_RX_FALLBACK) {
+				resp_meta_fallback(qp, skb);
+				skb_queue_head(&resp->rxq, skb);
+				return true;	/* next run: standard path */
+			}
 			resp_meta_rx(qp, skb);
 			(*budget)--;
 			progress = true;
 		}
-	} while (skb);
+		if (resp->rd_active)
+			progress |= resp_read_step(qp, budget);
+		if (!resp->rd_active)
+			progress |= resp_meta_drain(qp, budget);
+	} while (*budget > 0 && !qp->pipe.want_error &&
+		 !skb_queue_empty(&resp->rxq));
 	if (!resp->rd_active)
 		progress |= resp_meta_drain(qp, budget);
 	/* ACKs are coalesced per run: at most one run late (DELACK) */
