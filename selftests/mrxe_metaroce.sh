@@ -171,6 +171,49 @@ test_meta_read_loss() {
 	expect_lt "READ responses sent again (2 per lost + 64)" "$rpl" $((2 * lost + 65))
 }
 
+# A READ longer than the window keeps a window of 64-PSN chunk requests
+# outstanding.  The responder takes each request as it arrives (an ACK
+# for it, and a re-request answered at the next message boundary), not
+# one per chunk it finished streaming: that kept the window's requests in
+# its receive queue, and the requester's SRTT measured that queue - 124 to
+# 229 ms over a 12 ms path, which set reo_wnd, the RTO and every repair's
+# wait (known-issues.rst, READ).  Since: 17-23 ms.  The median of the
+# requester's SRTT samples during two 64 MiB READs must stay below 100 ms
+# (the old responder: median 295 ms, least 131 ms; since: 45 ms with a
+# second guest loading the host).
+test_meta_read_queue_rtt() {
+	local snap
+	meta_setup 1500
+	[ -x "$MRXECTL" ] || skip "$MRXECTL not built (make tool)"
+	run_a tc qdisc replace dev "$VETH_A" root netem delay 6ms
+	run_b tc qdisc replace dev "$VETH_B" root netem delay 6ms
+	snap=$XFER_TMP/rtt.snap
+	: > "$snap"
+	poll_start 0.2 win_sample "$snap"
+	verify_run --mode metaroce --mtu 1024 --iters 2 --ops read --sizes 64M ||
+		{ poll_stop; return 1; }
+	poll_stop
+	python3 - "$snap" <<'PY'
+import json, sys
+srtt = []
+for chunk in open(sys.argv[1]).read().split("\n\n"):
+    try:
+        d = json.loads(chunk)
+    except ValueError:
+        continue
+    for q in d:
+        if q.get("type") == "RC" and q.get("state") == "RTS" and q.get("srtt_us"):
+            srtt.append(q["srtt_us"])
+print(f"{len(srtt)} samples of the requester's SRTT (us): {srtt}")
+if len(srtt) < 3:
+    sys.exit("FAILED: fewer than 3 samples of the requester's SRTT")
+med = sorted(srtt)[len(srtt) // 2]
+print(f"median SRTT {med} us over a 12 ms path")
+if med >= 100000:
+    sys.exit(f"FAILED: median SRTT {med} us >= 100 ms: READ requests wait at the responder")
+PY
+}
+
 # READs with a client retry_cnt of 2, black-outs of the responses and
 # random loss of the requests: more timeouts during the transfer than
 # retry_cnt, but never retry_cnt + 1 without progress.  Found
@@ -578,6 +621,7 @@ mrxe_run_tests \
 	test_meta_loss_5pct \
 	test_meta_read_loss \
 	test_meta_read_retry_budget \
+	test_meta_read_queue_rtt \
 	test_meta_reorder \
 	test_meta_send_placed \
 	test_meta_rnr_late_recv \
