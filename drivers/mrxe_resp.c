@@ -1732,8 +1732,6 @@ static bool resp_meta_run(struct mrxe_qp *qp, int *budget)
 			progress |= resp_meta_drain(qp, budget);
 	} while (*budget > 0 && !qp->pipe.want_error &&
 		 !skb_queue_empty(&resp->rxq));
-	if (!resp->rd_active)
-		progress |= resp_meta_drain(qp, budget);
 	/* ACKs are coalesced per run: at most one run late (DELACK) */
 	if (!qp->pipe.want_error)
 		resp_flush_ack(qp);
