@@ -43,7 +43,6 @@ u64 Env(const char *name, u64 def)
 	const char *v = getenv(name);
 	return v ? strtoull(v, nullptr, 0) : def;
 }
-u64 kProp = 500 * kUs;	// one-way, each direction (CC_SIM_PROP us)
 constexpr u64 kStep = 10 * kUs;
 
 enum class Algo { Dcqcn, Meta };
@@ -90,9 +89,10 @@ u64 Rate(const Flow &f, Algo a)
 }
 
 // Four flows; flow 3 starts at @late_ns.  Runs @dur_ns, measures the
-// steady state over the last @measure_ns.
+// steady state over the last @measure_ns.  @prop_us: one-way propagation,
+// each direction (CC_SIM_PROP overrides it).
 Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
-		u64 seed = 14)
+		u64 seed = 14, u64 prop_us = 500)
 {
 	const int n = 4;
 	std::vector<Flow> fl(n);
@@ -116,7 +116,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	dp.byte_counter = Env("CC_SIM_B", 1 << 20);
 	dp.g = Env("CC_SIM_G", 256);
 	kRedPmax = Env("CC_SIM_PMAX", 50) / 100.0;
-	kProp = Env("CC_SIM_PROP", 500) * kUs;
+	const u64 prop = Env("CC_SIM_PROP", prop_us) * kUs;
 	const u64 cnp_ns = Env("CC_SIM_CNP", 4000) * kUs;
 	mrxe_ecn_cc_params ep;
 	mrxe_ecn_cc_params_from_dcqcn(&ep, &dp);	/* as mrxe_cc.c */
@@ -169,7 +169,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 			Pkt p = q.front();
 			q.pop_front();
 			qbytes -= kPkt;
-			wire.push_back({ now + kProp, p });
+			wire.push_back({ now + prop, p });
 		}
 		if (q.empty())
 			link_credit = (std::min)(link_credit, (double)kPkt);
@@ -183,9 +183,9 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 			f.win_bytes += kPkt;
 			if (algo == Algo::Dcqcn) {
 				if (p.ce && mrxe_cnp_np_may_send(&f.np, now, cnp_ns))
-					back.push_back({ now + kProp, p.flow, true, p.sent_ns });
+					back.push_back({ now + prop, p.flow, true, p.sent_ns });
 			} else {
-				back.push_back({ now + kProp, p.flow, p.ce, p.sent_ns });
+				back.push_back({ now + prop, p.flow, p.ce, p.sent_ns });
 			}
 		}
 		// feedback at the senders
@@ -346,13 +346,11 @@ TEST(CcSim, MetaStartsWithoutDrops)
 {
 	std::vector<u64> drops[2];
 
-	setenv("CC_SIM_PROP", "10000", 0);
 	for (u64 seed = 1; seed <= 5; seed++)
 		for (int a = 0; a < 2; a++)
 			drops[a].push_back(Simulate(a ? Algo::Meta : Algo::Dcqcn,
 						    8 * kS, 4 * kS, 4 * kS,
-						    seed).start_drops);
-	unsetenv("CC_SIM_PROP");
+						    seed, 10000).start_drops);
 	for (int a = 0; a < 2; a++)
 		std::sort(drops[a].begin(), drops[a].end());
 	std::printf("start drops over 5 seeds, RTT 20 ms: dcqcn %llu..%llu, "
