@@ -112,6 +112,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_READ_STRADDLE,	/* re-requested READs past resp.psn */
 	MRXE_CNT_READ_RSP_REPLAYED,	/* READ responses sent again (dup READ) */
 	MRXE_CNT_READ_DUP_STREAMING,	/* dup READ PSNs the stream still sends */
+	MRXE_CNT_READ_DUP_QUEUED,	/* dup READ PSNs a queued replay sends */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -270,6 +270,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_READ_STRADDLE].name	= "meta_read_straddles",
 	[MRXE_CNT_READ_RSP_REPLAYED].name	= "read_rsp_replayed",
 	[MRXE_CNT_READ_DUP_STREAMING].name	= "read_dup_streaming",
+	[MRXE_CNT_READ_DUP_QUEUED].name		= "read_dup_queued",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

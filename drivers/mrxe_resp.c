@@ -1627,6 +1627,44 @@ static bool resp_meta_read_trim(struct mrxe_qp *qp, struct sk_buff *skb,
 	return false;
 }
 
+/*
+ * A re-requested READ run (@psn, @n PSNs) that a duplicate already waiting
+ * in the replay queue covers: that one has sent nothing yet, so each PSN
+ * asked for again will be sent once anyway (returns true: drop it).  The
+ * requester asks again for a run it asked for more than an SRTT ago (a
+ * gap round, a probe, a timeout); a responder busy with a long stream
+ * may not have reached the first request by then, and both were replayed.
+ * Only a run wholly inside a queued one is dropped; one reaching past it
+ * is replayed (the overlap twice: READ is idempotent).
+ */
+static bool resp_meta_read_queued(struct mrxe_qp *qp, u32 psn, u32 n)
+{
+	struct sk_buff_head *q = &qp->pipe.meta->replay;
+	u32 last = mrxe_psn_add(psn, n - 1), qlast;
+	struct mrxe_pkt_info *qi;
+	struct sk_buff *queued;
+	unsigned long flags;
+	bool covered = false;
+
+	spin_lock_irqsave(&q->lock, flags);
+	skb_queue_walk(q, queued) {
+		qi = mrxe_pkt(queued);
+		if (!(qi->mask & MRXE_M_READ))
+			continue;
+		qlast = mrxe_psn_add(qi->psn,
+				     resp_meta_read_npsn(qp, queued) - 1);
+		if (!mrxe_psn_before(psn, qi->psn) &&
+		    !mrxe_psn_after(last, qlast)) {
+			covered = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (covered)
+		mrxe_qp_counter_add(qp, MRXE_CNT_READ_DUP_QUEUED, n);
+	return covered;
+}
+
 /* One request packet arrived: window verdict, hold it, or answer a dup. */
 static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 {
@@ -1681,7 +1719,9 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 		if (pi->mask & (MRXE_M_READ | MRXE_M_ATOMIC_WRITE)) {
 			if (pi->mask & MRXE_M_READ) {
 				resp_meta_read_straddle(qp, psn, n);
-				if (resp_meta_read_trim(qp, skb, psn, n))
+				if (resp_meta_read_trim(qp, skb, psn, n) ||
+				    resp_meta_read_queued(qp, psn,
+							  resp_meta_read_npsn(qp, skb)))
 					goto drop;
 			}
 			skb_queue_tail(&m->replay, skb);

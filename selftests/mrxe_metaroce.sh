@@ -166,7 +166,7 @@ test_meta_read_loss() {
 	# responder silent and asks for everything.
 	rpl=$(pair_stat read_rsp_replayed)
 	lost=$(( $(stat_value "$DEV_A" sent_pkts) - $(stat_value "$DEV_B" rcvd_pkts) ))
-	echo "gap re-requests $gap, response timeouts $(pair_stat retrans_timeouts), netem drops $drops, lost A->B $lost, responses sent again $rpl"
+	echo "gap re-requests $gap, response timeouts $(pair_stat retrans_timeouts), netem drops $drops, lost A->B $lost, responses sent again $rpl (dup READ PSNs left to the stream $(pair_stat read_dup_streaming), to a queued replay $(pair_stat read_dup_queued))"
 	expect_gt "READ responses sent again" "$rpl" 0 || return 1
 	expect_lt "READ responses sent again (2 per lost + 64)" "$rpl" $((2 * lost + 65))
 }

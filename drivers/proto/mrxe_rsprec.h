@@ -32,6 +32,8 @@
 
 /* Runs asked for again by one deadline at most (mrxe_rsprec_runs). */
 #define MRXE_RSPREC_RUNS	32
+/* PSNs of one READ request packet at most (MRXE_META_READ_CHUNK). */
+#define MRXE_RSPREC_CHUNK	64
 /* Least reordering window for a gap round (mrxe_rsprec_gap). */
 #define MRXE_RSPREC_REO_NS	(500ULL * 1000)
 
@@ -87,6 +89,21 @@ struct mrxe_rsprec {
 	 */
 	u64	rack_ns;
 	u64	rack_rt_ns;
+	/*
+	 * The tail probe out (PROBE_ONE): its PSN, when it was sent and when
+	 * that PSN's request was sent before it.  Its response is a
+	 * duplicate's for the responder (answered ahead of the first
+	 * requests it holds), except after a lost request: then it was
+	 * executed as a new one-PSN READ, and the rest of that request is
+	 * lost (plost_*: the probe's PSN and that first send time).
+	 */
+	u32	probe_psn;
+	u64	probe_ns;
+	u64	probe_orig_ns;
+	bool	probe_out;
+	u32	plost_psn;
+	u64	plost_ns;
+	bool	plost_valid;
 	u64	rsp_ns;		/* when the last new response arrived */
 	/* PSNs the last GAP_RUNS / TIMEOUT_RUNS asked for again */
 	u32	asked;
