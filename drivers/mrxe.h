@@ -113,6 +113,7 @@ enum mrxe_counter {
 	MRXE_CNT_READ_RSP_REPLAYED,	/* READ responses sent again (dup READ) */
 	MRXE_CNT_READ_DUP_STREAMING,	/* dup READ PSNs the stream still sends */
 	MRXE_CNT_READ_DUP_QUEUED,	/* dup READ PSNs a queued replay sends */
+	MRXE_CNT_READ_DUP_OVERFLOW,	/* dup READs over MRXE_META_REPLAY_MAX */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -83,6 +83,14 @@ struct mrxe_loss_ops {
  * fields.
  */
 #define MRXE_META_READ_CHUNK	64	/* PSNs per READ request packet */
+/*
+ * Duplicate READs waiting to be answered again, at most: the window's
+ * chunks twice over (a re-request may be split into runs, and a probe
+ * asks for one PSN of a run).  The requester asks for at most 32 runs a
+ * round and a queued replay drops the duplicates it covers, so only a
+ * broken or hostile peer gets further (counted in read_dup_overflow).
+ */
+#define MRXE_META_REPLAY_MAX	(2 * MRXE_PKT_RING / MRXE_META_READ_CHUNK)
 /* WQEs that complete with responses (READ, FLUSH, atomics, ATOMIC WRITE) */
 #define MRXE_META_RSP_MASK	(MRXE_M_READ | MRXE_M_ATOMIC | MRXE_M_ATOMIC_WRITE)
 

@@ -1724,6 +1724,10 @@ static void resp_meta_rx(struct mrxe_qp *qp, struct sk_buff *skb)
 							  resp_meta_read_npsn(qp, skb)))
 					goto drop;
 			}
+			if (skb_queue_len(&m->replay) >= MRXE_META_REPLAY_MAX) {
+				mrxe_qp_counter_inc(qp, MRXE_CNT_READ_DUP_OVERFLOW);
+				goto drop;
+			}
 			skb_queue_tail(&m->replay, skb);
 			return;
 		}
