@@ -61,7 +61,7 @@ stats() {
 # Guest 1's VALUE (one word) is printed by guest 2's barrier.
 barrier() {
 	step=$((step + 1))
-	local port=$((19000 + step))
+	local port=$((19000 + step)) t0=$SECONDS rc=0
 	# perl (perl-base: in every Debian) starts in a fifth of python3's
 	# time, which under TCG was 0.5-3.5 s a call, 8 calls a point
 	if [ "$ROLE" = 1 ]; then
@@ -70,7 +70,7 @@ my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1
 	or die "barrier: listen on $ARGV[0]: $!\n";
 my $c = $s->accept or die "barrier: accept: $!\n";
 print $c "go $ARGV[1]";
-close $c;' "$port" "${1:-}"
+close $c;' "$port" "${1:-}" || rc=$?
 	else
 		timeout 300 perl -MIO::Socket::INET -e '
 while (1) {
@@ -83,8 +83,12 @@ while (1) {
 		exit 0;
 	}
 	select(undef, undef, undef, 0.1);
-}' "$PEER" "$port"
+}' "$PEER" "$port" || rc=$?
 	fi
+	# a barrier that timed out or failed leaves the guests a step apart
+	# until the other side's times out too: say so (stderr, not the value)
+	[ $rc = 0 ] || echo "[vm$ROLE ${SECONDS}s] barrier $step (port $port) failed (exit $rc) after $((SECONDS - t0)) s" >&2
+	return $rc
 }
 
 gid_index() {
