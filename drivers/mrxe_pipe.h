@@ -82,7 +82,7 @@ struct mrxe_loss_ops {
  * (responder): rcv.rw, stash, ack_*.  Neither half touches the other's
  * fields.
  */
-#define MRXE_META_READ_CHUNK	64	/* PSNs per READ request packet */
+#define MRXE_META_READ_CHUNK	MRXE_RSPREC_CHUNK	/* PSNs per READ request */
 /*
  * Duplicate READs waiting to be answered again, at most: the window's
  * chunks twice over (a re-request may be split into runs, and a probe

@@ -89,22 +89,27 @@ static u64 rsprec_wait(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
  */
 /*
  * RACK's send-time rule alone (RFC 8985 6.2): a request sent after @q's
- * was answered.
+ * (sent at @send_ns, a re-request if @rt) was answered.
  */
-static bool rsprec_lost_by_send(const struct mrxe_rsprec *r,
-				const struct mrxe_rsprec_env *e, u32 q)
+static bool rsprec_answered_after(const struct mrxe_rsprec *r, u32 q,
+				  u64 send_ns, bool rt)
 {
-	u64 send_ns;
-	bool rt;
-
-	if (!e->ops->sent(e->ctx, q, &send_ns, &rt))
-		return false;
 	if (send_ns < r->rack_ns || (rt && send_ns < r->rack_rt_ns))
 		return true;
 	/* the rest of a request whose probe was executed as a new READ */
 	return r->plost_valid && !rt && send_ns == r->plost_ns &&
 	       mrxe_psn_after(q, r->plost_psn) &&
 	       mrxe_psn_diff(q, r->plost_psn) < MRXE_RSPREC_CHUNK;
+}
+
+static bool rsprec_lost_by_send(const struct mrxe_rsprec *r,
+				const struct mrxe_rsprec_env *e, u32 q)
+{
+	u64 send_ns;
+	bool rt;
+
+	return e->ops->sent(e->ctx, q, &send_ns, &rt) &&
+	       rsprec_answered_after(r, q, send_ns, rt);
 }
 
 bool mrxe_rsprec_lost(const struct mrxe_rsprec *r,
@@ -132,12 +137,13 @@ bool mrxe_rsprec_lost(const struct mrxe_rsprec *r,
 static bool rsprec_evident(const struct mrxe_rsprec *r,
 			   const struct mrxe_rsprec_env *e, u32 q)
 {
+	bool newer = r->hi_valid && mrxe_psn_after(r->hi, q);
 	u64 send_ns;
 	bool rt;
 
-	if (e->ops->sent(e->ctx, q, &send_ns, &rt) && rt)
-		return rsprec_lost_by_send(r, e, q);
-	return mrxe_rsprec_lost(r, e, q);
+	if (!e->ops->sent(e->ctx, q, &send_ns, &rt))
+		return newer;
+	return (newer && !rt) || rsprec_answered_after(r, q, send_ns, rt);
 }
 
 /*

@@ -32,7 +32,7 @@
 
 /* Runs asked for again by one deadline at most (mrxe_rsprec_runs). */
 #define MRXE_RSPREC_RUNS	32
-/* PSNs of one READ request packet at most (MRXE_META_READ_CHUNK). */
+/* PSNs of one READ request packet at most (the kernel's MRXE_META_READ_CHUNK). */
 #define MRXE_RSPREC_CHUNK	64
 /* Least reordering window for a gap round (mrxe_rsprec_gap). */
 #define MRXE_RSPREC_REO_NS	(500ULL * 1000)
