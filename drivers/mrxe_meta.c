@@ -148,6 +148,7 @@ void mrxe_meta_rcv_init(struct mrxe_qp *qp, u32 psn)
 		kfree_skb(m->stash[i]);
 		m->stash[i] = NULL;
 	}
+	mrxe_wrorder_init(&m->wrorder);
 	m->ack_pending = false;
 }
 

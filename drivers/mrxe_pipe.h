@@ -19,6 +19,7 @@
 #include "mrxe_meta.h"
 #include "mrxe_rspwnd.h"
 #include "mrxe_rsprec.h"
+#include "mrxe_wrorder.h"
 #include "mrxe_auto.h"
 
 struct mrxe_qp;
@@ -131,6 +132,8 @@ struct mrxe_meta_qp {
 	/* accepted requests not executed yet, slot psn % MRXE_PKT_RING */
 	struct sk_buff		*stash[MRXE_PKT_RING];
 	struct sk_buff_head	replay;	/* duplicate READs to answer again */
+	/* WRITE bytes placed ahead and written over by older PSNs */
+	struct mrxe_wrorder	wrorder;
 	bool	ack_pending;	/* an ACK with SACKETH is owed */
 	u64	oow_local;	/* dropped: beyond the execution window */
 

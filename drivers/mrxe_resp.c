@@ -542,6 +542,35 @@ static u64 resp_meta_write_va(struct sk_buff *skb)
 	return reth.va + mrxe_pkt_meta(skb)->offset;
 }
 
+/*
+ * PSN-order memory for WRITEs placed on arrival (mrxe_wrorder.h): every
+ * WRITE payload copy of a MetaRoCE QP is recorded, and the in-order pass
+ * copies a placed packet again when an older PSN wrote over its bytes
+ * after it was placed (IBA 9.5: requests execute in PSN order, so the
+ * newer WRITE's bytes are what memory holds in the end).
+ */
+static void resp_meta_wrote(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
+			    bool ahead)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	if (m && mrxe_pkt_meta(skb)->meta)
+		mrxe_wrorder_wrote(&m->wrorder, mrxe_pkt(skb)->psn, va,
+				   mrxe_pkt(skb)->paylen, ahead);
+}
+
+static bool resp_meta_write_stale(struct mrxe_qp *qp, struct sk_buff *skb,
+				  u64 va)
+{
+	struct mrxe_meta_qp *m = qp->pipe.meta;
+
+	if (!m || !mrxe_wrorder_stale(&m->wrorder, mrxe_pkt(skb)->psn, va,
+				      mrxe_pkt(skb)->paylen))
+		return false;
+	mrxe_qp_counter_inc(qp, MRXE_CNT_META_WRITE_RECOPIED);
+	return true;
+}
+
 static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 {
 	struct mrxe_resp_state *resp = &qp->resp;
@@ -586,7 +615,9 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 				return resp_error(qp, MRXE_NAK_INVALID_REQ,
 						  IB_WC_REM_INV_REQ_ERR,
 						  pi->psn);
-		} else {
+		}
+		if (!mrxe_pkt_meta(skb)->placed ||
+		    resp_meta_write_stale(qp, skb, resp->wr_va)) {
 			err = mrxe_mr_copy(resp->wr_mr, resp->wr_va,
 					   mrxe_pkt_payload(skb), pi->paylen,
 					   MRXE_COPY_TO_MR);
@@ -594,6 +625,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 				return resp_error(qp, MRXE_NAK_REM_ACCESS,
 						  IB_WC_REM_ACCESS_ERR,
 						  pi->psn);
+			resp_meta_wrote(qp, skb, resp->wr_va, false);
 		}
 	}
 	resp->wr_va += pi->paylen;
@@ -1343,6 +1375,7 @@ static bool resp_meta_drain(struct mrxe_qp *qp, int *budget)
 		}
 		resp->nak_sent = false;
 		resp_packet(qp, skb);
+		mrxe_wrorder_passed(&m->wrorder, mrxe_pkt(skb)->psn);
 		kfree_skb(skb);
 		if (resp->nak_sent) {
 			/*
@@ -1464,17 +1497,23 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 		resp_meta_place_send(qp, skb);
 		return;
 	}
+	/*
+	 * A WRITE's last packet is copied in PSN order only: when its last
+	 * byte shows, every byte of the WRITE and of the requests before it
+	 * is in place, as on an in-order responder (IBA 9.5).  Applications
+	 * poll a WRITE's last byte for its arrival (perftest's ib_write_lat,
+	 * rsockets' riostream); placed early, the marker showed while earlier
+	 * packets still waited for the in-order pass (known-issues.rst).
+	 */
 	if (!(pi->mask & MRXE_M_WRITE) || (pi->mask & MRXE_M_ATOMIC_WRITE) ||
-	    !pi->paylen)
+	    (pi->mask & MRXE_M_LAST) || !pi->paylen)
 		return;
 	if (!(resp_qp_access(qp) & IB_ACCESS_REMOTE_WRITE))
 		return;
 	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
 	/* an MTU-sized packet at an MTU boundary inside the message */
 	if (rm->offset % mtu || (u64)rm->offset + pi->paylen > reth.len ||
-	    (!(pi->mask & MRXE_M_LAST) && pi->paylen != mtu) ||
-	    ((pi->mask & MRXE_M_LAST) &&
-	     rm->offset + pi->paylen != reth.len))
+	    pi->paylen != mtu)
 		return;
 	if (mrxe_rkey_resolve(qp, reth.rkey, reth.va + rm->offset,
 			      pi->paylen, IB_ACCESS_REMOTE_WRITE, &mr))
@@ -1482,6 +1521,7 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	if (!mrxe_mr_copy(mr, reth.va + rm->offset, mrxe_pkt_payload(skb),
 			  pi->paylen, MRXE_COPY_TO_MR)) {
 		rm->placed = 1;
+		resp_meta_wrote(qp, skb, reth.va + rm->offset, true);
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_PLACED);
 	}
 	mrxe_mr_put(mr);

@@ -411,6 +411,34 @@ test_meta_reorder() {
 	fi
 }
 
+# rsockets' riostream (rdma-core's example) moves 200 x 64 KiB with RDMA
+# WRITEs into one buffer, the same bytes each time, polls the buffer's
+# last byte for the last one and then checks every byte (-T v).  Its QPs
+# come from rdma_cm (the device default, auto, upgrades them to MetaRoCE)
+# and netem reorders, so WRITE packets are placed on arrival: the newer
+# WRITE's bytes must be what memory holds (IBA 9.5, PSN order) and a
+# WRITE's last byte must show after the bytes before it (mrxe_wrorder.h).
+# Before 2026-12-06 the check failed, or the marker never came and
+# riostream hung (known-issues.rst).
+test_meta_riostream_reorder() {
+	command -v riostream >/dev/null ||
+		skip "riostream not installed (rdmacm-utils)"
+	meta_setup 1500
+	netem_set limit 100000 delay 5ms 1ms
+	PORT=$((PORT + 1))
+	xfer_pair 240 "cm:$PORT" \
+		riostream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
+		-- \
+		riostream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v || return 1
+	meta_stats
+	expect_gt "QPs upgraded to MetaRoCE" "$(pair_stat mode_upgrades)" 0 &&
+	expect_gt "packets accepted out of order" \
+		"$(pair_stat meta_ooo_pkts)" 0 &&
+	expect_gt "WRITE packets placed on arrival" \
+		"$(pair_stat meta_placed_on_arrival)" 0 || return 1
+	echo "placed WRITE packets copied again (an older PSN wrote over them): $(pair_stat meta_write_recopied)"
+}
+
 # SEND only, reordered: SEND packets ahead of ePSN are placed in the
 # receive WQE their MRH RSN names, at their offset, on arrival (every byte
 # verified afterwards; WRITE is not in the run, so the counter is SEND's).
@@ -623,6 +651,7 @@ mrxe_run_tests \
 	test_meta_read_retry_budget \
 	test_meta_read_queue_rtt \
 	test_meta_reorder \
+	test_meta_riostream_reorder \
 	test_meta_send_placed \
 	test_meta_rnr_late_recv \
 	test_meta_srq_send_placed \
