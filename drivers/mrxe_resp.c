@@ -552,11 +552,22 @@ static u64 resp_meta_write_va(struct sk_buff *skb)
 static void resp_meta_wrote(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
 			    bool ahead)
 {
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
 	struct mrxe_meta_qp *m = qp->pipe.meta;
+	struct mrxe_wrorder_pkt p;
+	struct mrxe_reth reth;
 
-	if (m && mrxe_pkt_meta(skb)->meta)
-		mrxe_wrorder_wrote(&m->wrorder, mrxe_pkt(skb)->psn, va,
-				   mrxe_pkt(skb)->paylen, ahead);
+	if (!m || !rm->meta)
+		return;
+	/* every MetaRoCE WRITE packet carries its message's RETH */
+	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
+	p.psn = mrxe_pkt(skb)->psn;
+	p.msg_psn = mrxe_psn_add(p.psn, -(rm->offset / qp->pipe.attr.mtu));
+	p.va = va;
+	p.len = mrxe_pkt(skb)->paylen;
+	p.msg_va = reth.va;
+	p.msg_len = reth.len;
+	mrxe_wrorder_wrote(&m->wrorder, &p, ahead);
 }
 
 static bool resp_meta_write_stale(struct mrxe_qp *qp, struct sk_buff *skb,

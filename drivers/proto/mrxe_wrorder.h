@@ -16,16 +16,23 @@
  *
  * Rules:
  *   - mrxe_wrorder_wrote(): every WRITE payload copy into memory, with
- *     @ahead for a placement on arrival.  A copy by a PSN before the
- *     newest PSN placed ahead (hi) is recorded (range, PSN);
+ *     @ahead for a placement on arrival.  A placement adds its message's
+ *     extent (RETH VA and length, keyed by the message's first PSN) with
+ *     the newest PSN placed in it;
+ *   - a copy by a PSN before the newest PSN placed ahead (hi) is recorded
+ *     (range, PSN) only if it overlaps the extent of another message that
+ *     has a newer PSN placed: reordering alone (every WRITE to its own
+ *     bytes, a ring buffer) records nothing and copies nothing twice;
  *   - mrxe_wrorder_stale(): a packet placed on arrival must be copied
  *     again if a recorded write of an older PSN overlaps its bytes (a
  *     record older than its placement only costs a needless copy);
- *   - mrxe_wrorder_passed(): once the in-order pass has executed hi,
- *     nothing placed ahead remains and the records are dropped;
- *   - more than MRXE_WRORDER_RANGES records: every packet after the
- *     oldest recorded PSN counts as stale until then (more copies, never
- *     a wrong byte).
+ *   - mrxe_wrorder_passed(): extents whose newest placed PSN the in-order
+ *     pass has executed are dropped when room is needed, records that no
+ *     live extent overlaps too; once the pass has executed hi, everything;
+ *   - no room: more than MRXE_WRORDER_MSGS messages with packets placed
+ *     ahead make every older copy a record; more than MRXE_WRORDER_RANGES
+ *     live records make every placed packet after the oldest one stale
+ *     (more copies, never a wrong byte).
  *
  * Overlap is judged by virtual address: two MRs that map the same pages
  * at different addresses are not seen (known-issues.rst).  No allocation,
@@ -37,25 +44,42 @@
 #include "mrxe_shim.h"
 
 #define MRXE_WRORDER_RANGES	32
+#define MRXE_WRORDER_MSGS	256
 
 struct mrxe_wrorder_range {
 	u64	va, end;	/* [va, end) */
+	u32	psn;		/* record: the PSN; extent: newest placed */
+	u32	msg;		/* extent: the message's first PSN */
+};
+
+/* One WRITE payload copy: the packet and its message (RETH). */
+struct mrxe_wrorder_pkt {
 	u32	psn;
+	u32	msg_psn;	/* the message's first PSN */
+	u64	va;		/* the packet's bytes: [va, va + len) */
+	u32	len;
+	u64	msg_va;		/* the message's bytes (RETH) */
+	u32	msg_len;
 };
 
 struct mrxe_wrorder {
 	u32	hi;		/* newest PSN placed ahead (valid if ahead) */
+	u32	passed;		/* last PSN the in-order pass executed */
+	bool	passed_ok;	/* passed is set (since the last reset) */
 	bool	ahead;		/* something placed ahead is not executed */
+	bool	ext_full;	/* a message placed ahead has no extent */
 	bool	all;		/* records overflowed: all after all_psn stale */
 	u32	all_psn;
-	u32	n;
-	struct mrxe_wrorder_range r[MRXE_WRORDER_RANGES];
+	u32	n;		/* records in r[] */
+	u32	last_x;		/* x[] index of the last extent added to */
+	struct mrxe_wrorder_range r[MRXE_WRORDER_RANGES];	/* records */
+	struct mrxe_wrorder_range x[MRXE_WRORDER_MSGS];		/* extents */
 };
 
 void mrxe_wrorder_init(struct mrxe_wrorder *w);
-/* @psn wrote [@va, @va + @len): placed on arrival (@ahead) or in order */
-void mrxe_wrorder_wrote(struct mrxe_wrorder *w, u32 psn, u64 va, u32 len,
-			bool ahead);
+/* @p was copied into memory: placed on arrival (@ahead) or in order */
+void mrxe_wrorder_wrote(struct mrxe_wrorder *w,
+			const struct mrxe_wrorder_pkt *p, bool ahead);
 /* Must the packet @psn, placed on arrival at [@va, @va + @len), be copied again? */
 bool mrxe_wrorder_stale(const struct mrxe_wrorder *w, u32 psn, u64 va,
 			u32 len);
