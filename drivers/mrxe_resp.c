@@ -549,24 +549,31 @@ static u64 resp_meta_write_va(struct sk_buff *skb)
  * after it was placed (IBA 9.5: requests execute in PSN order, so the
  * newer WRITE's bytes are what memory holds in the end).
  */
+static void resp_meta_wpkt(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
+			   struct mrxe_wrorder_pkt *p)
+{
+	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
+	struct mrxe_reth reth;
+
+	/* every MetaRoCE WRITE packet carries its message's RETH */
+	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
+	p->psn = mrxe_pkt(skb)->psn;
+	p->msg_psn = mrxe_psn_add(p->psn, -(rm->offset / qp->pipe.attr.mtu));
+	p->va = va;
+	p->len = mrxe_pkt(skb)->paylen;
+	p->msg_va = reth.va;
+	p->msg_len = reth.len;
+}
+
 static void resp_meta_wrote(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
 			    bool ahead)
 {
-	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 	struct mrxe_wrorder_pkt p;
-	struct mrxe_reth reth;
 
-	if (!m || !rm->meta)
+	if (!m || !mrxe_pkt_meta(skb)->meta)
 		return;
-	/* every MetaRoCE WRITE packet carries its message's RETH */
-	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
-	p.psn = mrxe_pkt(skb)->psn;
-	p.msg_psn = mrxe_psn_add(p.psn, -(rm->offset / qp->pipe.attr.mtu));
-	p.va = va;
-	p.len = mrxe_pkt(skb)->paylen;
-	p.msg_va = reth.va;
-	p.msg_len = reth.len;
+	resp_meta_wpkt(qp, skb, va, &p);
 	mrxe_wrorder_wrote(&m->wrorder, &p, ahead);
 }
 
@@ -1501,6 +1508,7 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	struct mrxe_pkt_info *pi = mrxe_pkt(skb);
 	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
 	u32 mtu = qp->pipe.attr.mtu;
+	struct mrxe_wrorder_pkt wp;
 	struct mrxe_mr *mr = NULL;
 	struct mrxe_reth reth;
 
@@ -1525,6 +1533,10 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	/* an MTU-sized packet at an MTU boundary inside the message */
 	if (rm->offset % mtu || (u64)rm->offset + pi->paylen > reth.len ||
 	    pi->paylen != mtu)
+		return;
+	/* not over an older WRITE still to be executed (mrxe_wrorder.h) */
+	resp_meta_wpkt(qp, skb, reth.va + rm->offset, &wp);
+	if (!mrxe_wrorder_may_place(&qp->pipe.meta->wrorder, &wp))
 		return;
 	if (mrxe_rkey_resolve(qp, reth.rkey, reth.va + rm->offset,
 			      pi->paylen, IB_ACCESS_REMOTE_WRITE, &mr))

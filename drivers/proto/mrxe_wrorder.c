@@ -138,6 +138,24 @@ void mrxe_wrorder_wrote(struct mrxe_wrorder *w,
 	extent_add(w, p);
 }
 
+bool mrxe_wrorder_may_place(const struct mrxe_wrorder *w,
+			    const struct mrxe_wrorder_pkt *p)
+{
+	u64 end = p->va + p->len;
+	u32 i;
+
+	if (!w->ahead)
+		return true;
+	for (i = 0; i < MRXE_WRORDER_MSGS; i++) {
+		const struct mrxe_wrorder_range *x = &w->x[i];
+
+		if (extent_live(w, x) && mrxe_psn_before(x->msg, p->msg_psn) &&
+		    overlaps(x, p->va, end))
+			return false;
+	}
+	return true;
+}
+
 bool mrxe_wrorder_stale(const struct mrxe_wrorder *w, u32 psn, u64 va,
 			u32 len)
 {

@@ -15,6 +15,8 @@
  * packet again (from the skb it still holds), so memory ends in PSN order.
  *
  * Rules:
+ *   - mrxe_wrorder_may_place(): a packet is not placed over the extent of
+ *     an older message that has packets placed and not executed;
  *   - mrxe_wrorder_wrote(): every WRITE payload copy into memory, with
  *     @ahead for a placement on arrival.  A placement adds its message's
  *     extent (RETH VA and length, keyed by the message's first PSN) with
@@ -77,6 +79,15 @@ struct mrxe_wrorder {
 };
 
 void mrxe_wrorder_init(struct mrxe_wrorder *w);
+/*
+ * May @p be placed on arrival?  Not over an older message that still has
+ * packets placed ahead of the pass (so it is not executed yet): its holes
+ * would be copied over @p later and @p copied twice; held, @p is copied
+ * once, in order.  A WRITE into one buffer again and again (perftest)
+ * then places only what follows no unexecuted overlapping WRITE.
+ */
+bool mrxe_wrorder_may_place(const struct mrxe_wrorder *w,
+			    const struct mrxe_wrorder_pkt *p);
 /* @p was copied into memory: placed on arrival (@ahead) or in order */
 void mrxe_wrorder_wrote(struct mrxe_wrorder *w,
 			const struct mrxe_wrorder_pkt *p, bool ahead);
