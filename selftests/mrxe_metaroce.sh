@@ -439,6 +439,36 @@ test_meta_riostream_reorder() {
 	echo "placed WRITE packets copied again (an older PSN wrote over them): $(pair_stat meta_write_recopied)"
 }
 
+# rsockets' rstream (-T v: every byte checked) through 1% loss and
+# jitter: its data goes by RDMA WRITE with immediate into the peer's ring
+# buffer, every WRITE to its own bytes until the ring wraps (after the
+# credits came back, so after the older WRITEs executed).  The fault must
+# have happened (netem drops, MetaRoCE retransmissions), packets must
+# have been placed on arrival, and none copied twice: reordering and
+# holes alone are no overlap (mrxe_wrorder.h; 0 in every lab run).
+test_meta_rstream_loss() {
+	local recopied
+	command -v rstream >/dev/null ||
+		skip "rstream not installed (rdmacm-utils)"
+	meta_setup 1500
+	netem_set limit 100000 loss 1% delay 2ms 1ms
+	PORT=$((PORT + 1))
+	xfer_pair 240 "cm:$PORT" \
+		rstream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
+		-- \
+		rstream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v || return 1
+	meta_stats
+	expect_gt "netem drops" "$(netem_dropped)" 0 &&
+	expect_gt "MetaRoCE retransmissions" \
+		"$(pair_stat meta_retrans_pkts)" 0 &&
+	expect_gt "WRITE packets placed on arrival" \
+		"$(pair_stat meta_placed_on_arrival)" 0 || return 1
+	recopied=$(pair_stat meta_write_recopied)
+	[ "$recopied" -eq 0 ] ||
+		{ echo "FAILED: $recopied placed packets copied twice (no WRITE overlaps another here)"; return 1; }
+	echo "placed packets copied twice: 0"
+}
+
 # SEND only, reordered: SEND packets ahead of ePSN are placed in the
 # receive WQE their MRH RSN names, at their offset, on arrival (every byte
 # verified afterwards; WRITE is not in the run, so the counter is SEND's).
@@ -652,6 +682,7 @@ mrxe_run_tests \
 	test_meta_read_queue_rtt \
 	test_meta_reorder \
 	test_meta_riostream_reorder \
+	test_meta_rstream_loss \
 	test_meta_send_placed \
 	test_meta_rnr_late_recv \
 	test_meta_srq_send_placed \
