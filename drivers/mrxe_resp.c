@@ -549,32 +549,34 @@ static u64 resp_meta_write_va(struct sk_buff *skb)
  * after it was placed (IBA 9.5: requests execute in PSN order, so the
  * newer WRITE's bytes are what memory holds in the end).
  */
-static void resp_meta_wpkt(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
+static void resp_meta_wpkt(struct mrxe_qp *qp, struct sk_buff *skb,
+			   const struct mrxe_reth *reth,
 			   struct mrxe_wrorder_pkt *p)
 {
-	struct mrxe_rx_meta *rm = mrxe_pkt_meta(skb);
-	struct mrxe_reth reth;
+	u32 off = mrxe_pkt_meta(skb)->offset;
 
-	/* every MetaRoCE WRITE packet carries its message's RETH */
-	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
 	p->psn = mrxe_pkt(skb)->psn;
-	p->msg_psn = mrxe_psn_add(p->psn, -(rm->offset / qp->pipe.attr.mtu));
-	p->va = va;
+	p->msg_psn = mrxe_psn_add(p->psn, -(off / qp->pipe.attr.mtu));
+	p->va = reth->va + off;
 	p->len = mrxe_pkt(skb)->paylen;
-	p->msg_va = reth.va;
-	p->msg_len = reth.len;
+	p->msg_va = reth->va;
+	p->msg_len = reth->len;
 }
 
-static void resp_meta_wrote(struct mrxe_qp *qp, struct sk_buff *skb, u64 va,
-			    bool ahead)
+/* the in-order pass copied a MetaRoCE WRITE packet to @va */
+static void resp_meta_wrote(struct mrxe_qp *qp, struct sk_buff *skb, u64 va)
 {
 	struct mrxe_meta_qp *m = qp->pipe.meta;
 	struct mrxe_wrorder_pkt p;
+	struct mrxe_reth reth;
 
 	if (!m || !mrxe_pkt_meta(skb)->meta)
 		return;
-	resp_meta_wpkt(qp, skb, va, &p);
-	mrxe_wrorder_wrote(&m->wrorder, &p, ahead);
+	/* every MetaRoCE WRITE packet carries its message's RETH */
+	mrxe_reth_parse(mrxe_pkt_meta_reth(skb), &reth);
+	resp_meta_wpkt(qp, skb, &reth, &p);
+	p.va = va;	/* where PSN order put it, not the packet's own RETH */
+	mrxe_wrorder_wrote(&m->wrorder, &p, false);
 }
 
 static bool resp_meta_write_stale(struct mrxe_qp *qp, struct sk_buff *skb,
@@ -643,7 +645,7 @@ static enum mrxe_resp_rc resp_write(struct mrxe_qp *qp, struct sk_buff *skb)
 				return resp_error(qp, MRXE_NAK_REM_ACCESS,
 						  IB_WC_REM_ACCESS_ERR,
 						  pi->psn);
-			resp_meta_wrote(qp, skb, resp->wr_va, false);
+			resp_meta_wrote(qp, skb, resp->wr_va);
 		}
 	}
 	resp->wr_va += pi->paylen;
@@ -1535,7 +1537,7 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	    pi->paylen != mtu)
 		return;
 	/* not over an older WRITE still to be executed (mrxe_wrorder.h) */
-	resp_meta_wpkt(qp, skb, reth.va + rm->offset, &wp);
+	resp_meta_wpkt(qp, skb, &reth, &wp);
 	if (!mrxe_wrorder_may_place(&qp->pipe.meta->wrorder, &wp))
 		return;
 	if (mrxe_rkey_resolve(qp, reth.rkey, reth.va + rm->offset,
@@ -1544,7 +1546,7 @@ static void resp_meta_place(struct mrxe_qp *qp, struct sk_buff *skb)
 	if (!mrxe_mr_copy(mr, reth.va + rm->offset, mrxe_pkt_payload(skb),
 			  pi->paylen, MRXE_COPY_TO_MR)) {
 		rm->placed = 1;
-		resp_meta_wrote(qp, skb, reth.va + rm->offset, true);
+		mrxe_wrorder_wrote(&qp->pipe.meta->wrorder, &wp, true);
 		mrxe_qp_counter_inc(qp, MRXE_CNT_META_PLACED);
 	}
 	mrxe_mr_put(mr);

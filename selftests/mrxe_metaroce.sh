@@ -411,6 +411,23 @@ test_meta_reorder() {
 	fi
 }
 
+# meta_rsockets APP NETEM...: rsockets' APP (riostream or rstream) moves
+# 200 x 64 KiB with -T v (every byte checked) from B to A and back over
+# rdma_cm (default mode auto: MetaRoCE) through netem NETEM on both ends.
+meta_rsockets() {
+	local app=$1
+	shift
+	command -v "$app" >/dev/null ||
+		skip "$app not installed (rdmacm-utils)"
+	meta_setup 1500
+	netem_set limit 100000 "$@"
+	PORT=$((PORT + 1))
+	xfer_pair 240 "cm:$PORT" \
+		"$app" -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
+		-- \
+		"$app" -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v
+}
+
 # rsockets' riostream (rdma-core's example) moves 200 x 64 KiB with RDMA
 # WRITEs into one buffer, the same bytes each time, polls the buffer's
 # last byte for the last one and then checks every byte (-T v).  Its QPs
@@ -421,15 +438,7 @@ test_meta_reorder() {
 # Before 2026-12-06 the check failed, or the marker never came and
 # riostream hung (known-issues.rst).
 test_meta_riostream_reorder() {
-	command -v riostream >/dev/null ||
-		skip "riostream not installed (rdmacm-utils)"
-	meta_setup 1500
-	netem_set limit 100000 delay 5ms 1ms
-	PORT=$((PORT + 1))
-	xfer_pair 240 "cm:$PORT" \
-		riostream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
-		-- \
-		riostream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v || return 1
+	meta_rsockets riostream delay 5ms 1ms || return 1
 	meta_stats
 	expect_gt "QPs upgraded to MetaRoCE" "$(pair_stat mode_upgrades)" 0 &&
 	expect_gt "packets accepted out of order" \
@@ -448,15 +457,7 @@ test_meta_riostream_reorder() {
 # holes alone are no overlap (mrxe_wrorder.h; 0 in every lab run).
 test_meta_rstream_loss() {
 	local recopied
-	command -v rstream >/dev/null ||
-		skip "rstream not installed (rdmacm-utils)"
-	meta_setup 1500
-	netem_set limit 100000 loss 1% delay 2ms 1ms
-	PORT=$((PORT + 1))
-	xfer_pair 240 "cm:$PORT" \
-		rstream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
-		-- \
-		rstream -s "$SRV_IP" -p $PORT -S 65536 -C 200 -T v || return 1
+	meta_rsockets rstream loss 1% delay 2ms 1ms || return 1
 	meta_stats
 	expect_gt "netem drops" "$(netem_dropped)" 0 &&
 	expect_gt "MetaRoCE retransmissions" \

@@ -30,49 +30,46 @@ static void extent_add(struct mrxe_wrorder *w,
 	u32 i;
 
 	/* the packets of one message are mostly placed one after another */
-	if (!(x->end && x->msg == p->msg_psn)) {
-		for (i = 0; i < MRXE_WRORDER_MSGS; i++) {
-			x = &w->x[i];
-			if (x->end && x->msg == p->msg_psn)
-				break;
-			if (!free && !extent_live(w, x)) {
-				free = x;
-				w->last_x = i;
-			}
+	if (!x->end || x->msg != p->msg_psn) {
+		x = NULL;
+		for (i = 0; i < MRXE_WRORDER_MSGS && !x; i++) {
+			if (w->x[i].end && w->x[i].msg == p->msg_psn)
+				x = &w->x[i];
+			else if (!free && !extent_live(w, &w->x[i]))
+				free = &w->x[i];
 		}
-		if (i == MRXE_WRORDER_MSGS)
-			x = NULL;
 	}
-	if (x) {
-		if (mrxe_psn_after(p->psn, x->psn))
-			x->psn = p->psn;
-		w->last_x = x - w->x;
-		return;
+	if (!x) {
+		if (!free) {
+			w->ext_full = true;
+			return;
+		}
+		x = free;
+		x->va = p->msg_va;
+		x->end = p->msg_va + (p->msg_len ? p->msg_len : 1);
+		x->psn = p->psn;
+		x->msg = p->msg_psn;
+	} else if (mrxe_psn_after(p->psn, x->psn)) {
+		x->psn = p->psn;
 	}
-	if (!free) {
-		w->ext_full = true;
-		return;
-	}
-	free->va = p->msg_va;
-	free->end = p->msg_va + (p->msg_len ? p->msg_len : 1);
-	free->psn = p->psn;
-	free->msg = p->msg_psn;
+	w->last_x = x - w->x;
 }
 
-/* does a newer placed packet of another message overlap @p? */
-static bool newer_overlap(const struct mrxe_wrorder *w,
-			  const struct mrxe_wrorder_pkt *p)
+/*
+ * Has a live extent placed a PSN newer than @psn over [@va, @end)?  The
+ * extent of message @own (a message never overlaps itself) is skipped
+ * when @skip_own.
+ */
+static bool newer_overlap(const struct mrxe_wrorder *w, u32 psn, u64 va,
+			  u64 end, bool skip_own, u32 own)
 {
-	u64 end = p->va + p->len;
 	u32 i;
 
-	if (w->ext_full)
-		return true;
 	for (i = 0; i < MRXE_WRORDER_MSGS; i++) {
 		const struct mrxe_wrorder_range *x = &w->x[i];
 
-		if (extent_live(w, x) && x->msg != p->msg_psn &&
-		    mrxe_psn_after(x->psn, p->psn) && overlaps(x, p->va, end))
+		if (extent_live(w, x) && !(skip_own && x->msg == own) &&
+		    mrxe_psn_after(x->psn, psn) && overlaps(x, va, end))
 			return true;
 	}
 	return false;
@@ -81,19 +78,14 @@ static bool newer_overlap(const struct mrxe_wrorder *w,
 /* drop records no live extent overlaps; true if one is free now */
 static bool records_prune(struct mrxe_wrorder *w)
 {
-	u32 i, j, k = 0;
+	u32 i, k = 0;
 
 	if (w->ext_full)
 		return false;
-	for (i = 0; i < w->n; i++) {
-		for (j = 0; j < MRXE_WRORDER_MSGS; j++)
-			if (extent_live(w, &w->x[j]) &&
-			    mrxe_psn_after(w->x[j].psn, w->r[i].psn) &&
-			    overlaps(&w->x[j], w->r[i].va, w->r[i].end))
-				break;
-		if (j < MRXE_WRORDER_MSGS)
+	for (i = 0; i < w->n; i++)
+		if (newer_overlap(w, w->r[i].psn, w->r[i].va, w->r[i].end,
+				  false, 0))
 			w->r[k++] = w->r[i];
-	}
 	w->n = k;
 	return k < MRXE_WRORDER_RANGES;
 }
@@ -127,7 +119,9 @@ void mrxe_wrorder_wrote(struct mrxe_wrorder *w,
 {
 	if (!p->len)
 		return;
-	if (w->ahead && mrxe_psn_before(p->psn, w->hi) && newer_overlap(w, p))
+	if (w->ahead && mrxe_psn_before(p->psn, w->hi) &&
+	    (w->ext_full || newer_overlap(w, p->psn, p->va, p->va + p->len,
+					  true, p->msg_psn)))
 		record(w, p);
 	if (!ahead)
 		return;
