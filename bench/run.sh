@@ -24,8 +24,10 @@
 #                [--no-readme]   (experiments: leave README's results alone)
 # --repeat N boots the perftest guests N times (default 3).
 # --quick (make bench QUICK=1, about 10 min): netns and perftest only;
-# ib_write_bw at 0 and 1% loss and ib_write_lat (200 iterations, not 1000:
-# an exchange takes about 45 ms between two TCG guests), 3 s, 2 repeats.
+# ib_write_bw at 0 and 1% loss and ib_write_lat (1000 iterations: about 4
+# ms an exchange between two TCG guests over the Unix-socket link; it was
+# 45 ms over the TCP link with Nagle, testing.rst "Two guests"), 3 s, 2
+# repeats.
 # MRXE_BENCH_REV names the measured revision (default: git HEAD).
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,7 +61,7 @@ while [ $# -gt 0 ]; do
 	--quick)
 		MRXE_BENCH_LOSS="0 1"; MRXE_BENCH_DURATION=3; REPEAT=2
 		MRXE_BENCH_TESTS="ib_write_bw"; MRXE_BENCH_LAT_TESTS=ib_write_lat
-		MRXE_BENCH_LAT_ITERS=200
+		MRXE_BENCH_LAT_ITERS=${MRXE_BENCH_LAT_ITERS_QUICK:-1000}
 		MRXE_BENCH_SCENARIOS="loss lat"; PARTS="netns perftest"; quick=1
 		export MRXE_NS_REPEAT=2 MRXE_NS_DURATION=3 ;;
 	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -89,8 +91,9 @@ esac
 npoints=$(MRXE_VM_ROLE=0 MRXE_PEER_IP=- bash "$REPO/bench/guest.sh" --count)
 ntr=$(wc -w <<< "$MRXE_BENCH_TRANSPORTS")
 nsteps=$((npoints * ntr))
-# latency points: about 45 ms an exchange between two TCG guests (1000
-# iterations took 55-65 s), plus perftest's setup
+# latency points: about 4 ms an exchange between two TCG guests (1000
+# iterations: a point took 10-14 s start to start on 2026-12-06; 55-65 s
+# over the old TCP link), plus perftest's setup
 nlat=0
 case " $MRXE_BENCH_SCENARIOS " in
 *" lat "*) nlat=$(( $(wc -w <<< "$MRXE_BENCH_LAT_TESTS") * $(wc -w <<< "$MRXE_BENCH_LAT_LOSS") * ntr )) ;;
@@ -113,7 +116,7 @@ est_part() {
 	case $1 in
 	netns) echo $(( ${MRXE_NS_REPEAT:-3} * 8 * (${MRXE_NS_DURATION:-5} + 3) + 40 )) ;;
 	perftest) echo $(( REPEAT * ((nsteps - nlat) * (MRXE_BENCH_DURATION + 12) +
-		nlat * (MRXE_BENCH_LAT_ITERS * 45 / 1000 + 10) + 60) )) ;;
+		nlat * (MRXE_BENCH_LAT_ITERS * 4 / 1000 + 10) + 60) )) ;;
 	multipath) echo $(( 8 * ${MRXE_MP_REPEATS:-3} * (${MRXE_MP_DURATION:-20} + 12) + 90 )) ;;
 	cc) echo 360 ;;
 	esac
