@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
 	--quick)
 		MRXE_BENCH_LOSS="0 1"; MRXE_BENCH_DURATION=3; REPEAT=2
 		MRXE_BENCH_TESTS="ib_write_bw"; MRXE_BENCH_LAT_TESTS=ib_write_lat
-		MRXE_BENCH_LAT_ITERS=${MRXE_BENCH_LAT_ITERS_QUICK:-1000}
+		MRXE_BENCH_LAT_ITERS=1000
 		MRXE_BENCH_SCENARIOS="loss lat"; PARTS="netns perftest"; quick=1
 		export MRXE_NS_REPEAT=2 MRXE_NS_DURATION=3 ;;
 	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;

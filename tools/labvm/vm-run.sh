@@ -238,13 +238,18 @@ listening() {
 # status: the module under test is not loaded yet) boots once more.  Seen
 # with the 6.12 kernel under TCG: an int3 oops in sched_clock_cpu while
 # static keys are patched early in boot (one boot in four on 2026-12-02).
+link=${LABVM_NET:-unix}
+case $link in
+unix|tcp|udp) ;;
+*) die "LABVM_NET=$link: unix, tcp or udp" ;;
+esac
 for boot in 1 2; do
 	start_ms=$(($(date +%s%N) / 1000000))
-	if [ $two = 1 ] && [ "${LABVM_NET:-unix}" = udp ]; then
+	if [ $two = 1 ] && [ "$link" = udp ]; then
 		p1=$(free_port) && p2=$(free_port) || die "cannot pick a free port (python3)"
 		start_vm 1 "socket,udp=127.0.0.1:$p2,localaddr=127.0.0.1:$p1"
 		start_vm 2 "socket,udp=127.0.0.1:$p1,localaddr=127.0.0.1:$p2"
-	elif [ $two = 1 ] && [ "${LABVM_NET:-unix}" = unix ]; then
+	elif [ $two = 1 ] && [ "$link" = unix ]; then
 		# short path: sun_path holds 108 bytes, a clone's $RUN may not fit
 		[ -z "${sockdir:-}" ] || rm -rf "$sockdir"
 		sockdir=$(mktemp -d /tmp/mrxe-link.XXXXXX) || die "mktemp failed"
@@ -252,12 +257,12 @@ for boot in 1 2; do
 		start_vm 1 "stream,server=on,addr.type=unix,addr.path=$sock"
 		for _ in $(seq 100); do
 			[ -S "$sock" ] && break
+			kill -0 "${pids[0]}" 2>/dev/null || break
 			sleep 0.05
 		done
 		[ -S "$sock" ] || die "guest 1 could not listen on $sock: $(cat "$RUN/vm1/qemu.log")"
 		start_vm 2 "stream,server=off,addr.type=unix,addr.path=$sock"
 	elif [ $two = 1 ]; then
-		[ "${LABVM_NET:-unix}" = tcp ] || die "LABVM_NET=$LABVM_NET: unix, tcp or udp"
 		started=0
 		for attempt in 1 2 3 4 5; do
 			port=$(free_port) || die "cannot pick a free port (python3)"
