@@ -115,6 +115,7 @@ enum mrxe_counter {
 	MRXE_CNT_READ_DUP_QUEUED,	/* dup READ PSNs a queued replay sends */
 	MRXE_CNT_READ_DUP_OVERFLOW,	/* dup READs over MRXE_META_REPLAY_MAX */
 	MRXE_CNT_META_WRITE_RECOPIED,	/* placed WRITE packets copied again */
+	MRXE_CNT_DOORBELL_RUNS,		/* pipeline runs in a user's post_send */
 	MRXE_NUM_COUNTERS,
 };
 

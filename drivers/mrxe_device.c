@@ -273,6 +273,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_READ_DUP_QUEUED].name		= "read_dup_queued",
 	[MRXE_CNT_READ_DUP_OVERFLOW].name	= "read_dup_overflow",
 	[MRXE_CNT_META_WRITE_RECOPIED].name	= "meta_write_recopied",
+	[MRXE_CNT_DOORBELL_RUNS].name		= "doorbell_runs",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

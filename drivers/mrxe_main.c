@@ -15,6 +15,18 @@
 #include "mrxe_verbs.h"
 
 /*
+ * wq_local: the high-priority workers are per-CPU, so a QP's work runs on
+ * the CPU that queued it (the one that took the packet, or the caller's),
+ * as rxe's tasklets do; off (the default), they are unbound and the
+ * scheduler places them.  For comparisons: known-issues.rst has what each
+ * costs in the lab (one QP gains, four QPs on one CPU lose).  Read when a
+ * device is created.
+ */
+static bool wq_local;
+module_param(wq_local, bool, 0444);
+MODULE_PARM_DESC(wq_local, "per-CPU high-priority workers: a QP's work runs where it was queued (default off: unbound)");
+
+/*
  * mrxe_dev_mutex protects mrxe_dev_list: every mrxe_dev between the
  * successful start of newlink and its dealloc_driver.  Lock order:
  * rtnl_lock -> mrxe_dev_mutex (the netdev notifier runs under rtnl).
@@ -211,8 +223,8 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	 */
 	dev->wq = alloc_workqueue("mrxe_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
 				  ibdev_name);
-	dev->wq_hi = alloc_workqueue("mrxe_%s_hi", WQ_UNBOUND | WQ_MEM_RECLAIM |
-				     WQ_HIGHPRI, 0, ibdev_name);
+	dev->wq_hi = alloc_workqueue("mrxe_%s_hi", (wq_local ? 0 : WQ_UNBOUND) |
+				     WQ_MEM_RECLAIM | WQ_HIGHPRI, 0, ibdev_name);
 	if (!dev->wq || !dev->wq_hi) {
 		err = -ENOMEM;
 		goto err_dealloc;

@@ -324,6 +324,8 @@ void mrxe_pipe_modify(struct mrxe_qp *qp, const struct ib_qp_attr *attr,
 		      int mask, enum ib_qp_state old_state);
 /* SQ doorbell (user kick through post_send with no WRs, or kernel post). */
 void mrxe_pipe_kick_sq(struct mrxe_qp *qp);
+/* a user QP's SQ doorbell: process context, may run the pipeline */
+void mrxe_pipe_doorbell(struct mrxe_qp *qp);
 void mrxe_pipe_prio_set(struct mrxe_qp *qp, u8 prio);	/* qp->state_lock */
 /* RQ/SRQ got new WQEs (RNR recovery may continue). */
 void mrxe_pipe_kick_rq(struct mrxe_qp *qp);

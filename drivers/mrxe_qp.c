@@ -612,7 +612,7 @@ int mrxe_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		mrxe_pipe_kick_sq(qp);
+		mrxe_pipe_doorbell(qp);
 		return 0;
 	}
 

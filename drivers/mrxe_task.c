@@ -13,6 +13,7 @@
 #include "mrxe_dp.h"
 
 #define MRXE_WORK_BUDGET	256	/* packets per work run, then requeue */
+#define MRXE_INLINE_BUDGET	32	/* packets a user doorbell sends itself */
 
 void mrxe_pipe_sched(struct mrxe_qp *qp)
 {
@@ -334,13 +335,15 @@ static void mrxe_pipe_snapshot_state(struct mrxe_qp *qp)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 }
 
-static void mrxe_pipe_work(struct work_struct *work)
+/*
+ * One pipeline run of up to @budget packets, pipe.mutex held by the
+ * caller and released here.  True when work is left (the caller queues
+ * the work item again).
+ */
+static bool mrxe_pipe_run(struct mrxe_qp *qp, int budget)
 {
-	struct mrxe_qp *qp = container_of(work, struct mrxe_qp, pipe.work);
-	int budget = MRXE_WORK_BUDGET;
 	bool more, err;
 
-	mutex_lock(&qp->pipe.mutex);
 	mrxe_pipe_snapshot_state(qp);
 	mrxe_cc_run(qp);	/* CNPs owed and received, DCQCN timers */
 	do {
@@ -387,9 +390,51 @@ static void mrxe_pipe_work(struct work_struct *work)
 	mutex_unlock(&qp->pipe.mutex);
 
 	mrxe_pipe_pick_wq(qp);
-	if (err)
+	if (err) {
 		mrxe_qp_error(qp);
-	else if (more)
+		return false;
+	}
+	return more;
+}
+
+static void mrxe_pipe_work(struct work_struct *work)
+{
+	struct mrxe_qp *qp = container_of(work, struct mrxe_qp, pipe.work);
+
+	mutex_lock(&qp->pipe.mutex);
+	if (mrxe_pipe_run(qp, MRXE_WORK_BUDGET))
+		mrxe_pipe_sched(qp);
+}
+
+/*
+ * A user QP's send doorbell (its post_send system call, process context)
+ * runs the pipeline right there when nobody else does, as stock rxe runs
+ * its requester in the caller's context: the first packets of the new WQE
+ * leave without waking a worker and waiting for the scheduler to place
+ * it, which on a small machine is most of a ping-pong's latency
+ * (known-issues.rst).  At most MRXE_INLINE_BUDGET packets, so a large post
+ * returns soon; the rest, and any doorbell that finds the pipeline busy,
+ * go to the work item as before.  Kernel consumers may post from atomic
+ * context and always use the work item.
+ */
+void mrxe_pipe_doorbell(struct mrxe_qp *qp)
+{
+	bool dying;
+
+	if (!in_task() || !mutex_trylock(&qp->pipe.mutex)) {
+		mrxe_pipe_sched(qp);
+		return;
+	}
+	/* cleanup sets dying before it takes pipe.mutex (mrxe_pipe_cleanup) */
+	spin_lock_irq(&qp->pipe.lock);
+	dying = qp->pipe.dying;
+	spin_unlock_irq(&qp->pipe.lock);
+	if (dying) {
+		mutex_unlock(&qp->pipe.mutex);
+		return;
+	}
+	mrxe_qp_counter_inc(qp, MRXE_CNT_DOORBELL_RUNS);
+	if (mrxe_pipe_run(qp, MRXE_INLINE_BUDGET))
 		mrxe_pipe_sched(qp);
 }
 
