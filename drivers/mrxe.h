@@ -177,10 +177,15 @@ struct mrxe_dev {
 	 * while num_prio_qp is 0; while QPs at MRXE_PRIO_HIGH or above
 	 * exist (num_prio_qp counts them), only theirs does and the others'
 	 * runs on wq (design.rst "QP priority").  Each QP's current queue
-	 * is its pipe.wq.
+	 * is its pipe.wq.  wq_cpu: per-CPU high-priority workers, for a
+	 * packet that finds its QP idle (mrxe_pipe_enqueue), and for all of
+	 * wq_hi's work with wq_local=2; wq_mode: the wq_local the device
+	 * was created with.
 	 */
 	struct workqueue_struct	*wq;
 	struct workqueue_struct	*wq_hi;
+	struct workqueue_struct	*wq_cpu;
+	int			wq_mode;
 	atomic_t		num_prio_qp;
 
 	/*

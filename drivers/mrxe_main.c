@@ -15,16 +15,17 @@
 #include "mrxe_verbs.h"
 
 /*
- * wq_local: the high-priority workers are per-CPU, so a QP's work runs on
- * the CPU that queued it (the one that took the packet, or the caller's),
- * as rxe's tasklets do; off (the default), they are unbound and the
- * scheduler places them.  For comparisons: known-issues.rst has what each
- * costs in the lab (one QP gains, four QPs on one CPU lose).  Read when a
- * device is created.
+ * wq_local: where a QP's work runs (design.rst "The caller runs the
+ * pipeline").  0: unbound workers, placed by the scheduler.  1 (default):
+ * a packet that finds its QP idle is handled by a per-CPU worker on the
+ * CPU that took it, as rxe's tasklets are, and a QP that streams stays on
+ * unbound workers, which spread over the CPUs.  2: every high-priority
+ * run on per-CPU workers.  For comparisons (known-issues.rst has what each
+ * costs in the lab); read when a device is created.
  */
-static bool wq_local;
-module_param(wq_local, bool, 0444);
-MODULE_PARM_DESC(wq_local, "per-CPU high-priority workers: a QP's work runs where it was queued (default off: unbound)");
+static int wq_local = 1;
+module_param(wq_local, int, 0444);
+MODULE_PARM_DESC(wq_local, "0 unbound workers, 1 an idle QP's packet handled on its CPU (default), 2 per-CPU workers");
 
 /*
  * mrxe_dev_mutex protects mrxe_dev_list: every mrxe_dev between the
@@ -127,8 +128,10 @@ void mrxe_dealloc(struct ib_device *ibdev)
 		mrxe_net_detach(dev);
 	if (dev->wq)
 		destroy_workqueue(dev->wq);
-	if (dev->wq_hi)
+	if (dev->wq_hi && dev->wq_hi != dev->wq_cpu)
 		destroy_workqueue(dev->wq_hi);
+	if (dev->wq_cpu)
+		destroy_workqueue(dev->wq_cpu);
 
 	WARN_ON(!xa_empty(&dev->qp_xa));
 	WARN_ON(!xa_empty(&dev->mr_xa));
@@ -223,9 +226,13 @@ static int mrxe_newlink(const char *ibdev_name, struct net_device *ndev)
 	 */
 	dev->wq = alloc_workqueue("mrxe_%s", WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
 				  ibdev_name);
-	dev->wq_hi = alloc_workqueue("mrxe_%s_hi", (wq_local ? 0 : WQ_UNBOUND) |
-				     WQ_MEM_RECLAIM | WQ_HIGHPRI, 0, ibdev_name);
-	if (!dev->wq || !dev->wq_hi) {
+	dev->wq_mode = clamp(wq_local, 0, 2);
+	dev->wq_cpu = alloc_workqueue("mrxe_%s_cpu", WQ_MEM_RECLAIM | WQ_HIGHPRI,
+				      0, ibdev_name);
+	dev->wq_hi = dev->wq_mode == 2 ? dev->wq_cpu :
+		     alloc_workqueue("mrxe_%s_hi", WQ_UNBOUND | WQ_MEM_RECLAIM |
+				     WQ_HIGHPRI, 0, ibdev_name);
+	if (!dev->wq || !dev->wq_hi || !dev->wq_cpu) {
 		err = -ENOMEM;
 		goto err_dealloc;
 	}

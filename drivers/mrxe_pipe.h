@@ -159,9 +159,11 @@ struct mrxe_pipe_state {
 	struct mutex		mutex;	/* all pipeline state, see above */
 	/*
 	 * lock protects dying, wq and moved, and orders queue_work() against
-	 * cleanup: the work is only queued under lock, on wq, with !dying.
-	 * wq is dev->wq_hi or dev->wq (mrxe_pipe_pick_wq); moved: it ever
-	 * changed.
+	 * cleanup: the work is only queued under lock, with !dying, on wq
+	 * or, for a packet that found the QP idle, on dev->wq_cpu
+	 * (mrxe_pipe_enqueue).  wq is dev->wq_hi or dev->wq
+	 * (mrxe_pipe_pick_wq); moved: the work was ever queued elsewhere
+	 * than on its first wq.
 	 */
 	spinlock_t		lock;
 	bool			dying;

@@ -76,18 +76,37 @@ static void mrxe_pipe_pick_wq(struct mrxe_qp *qp)
  * Queue a received packet for the QP's work item and schedule it, under
  * pipe.lock so that mrxe_pipe_cleanup() cannot race us.  False (the caller
  * drops and counts it) when the QP is dying or @q already holds @qmax.
+ *
+ * A packet that finds the QP idle (nothing queued on either side, work not
+ * pending) is handled by a per-CPU worker on this CPU, the one that took
+ * it (dev->wq_mode 1, design.rst "The caller runs the pipeline"): no other
+ * CPU has to be woken for a ping-pong's reply.  The run's own requeue
+ * goes to pipe.wq, unbound, so a streaming QP spreads over the CPUs.  The
+ * work may then be queued on two queues at once (it waits for pipe.mutex
+ * either way); pipe.moved makes cleanup flush both.
  */
 bool mrxe_pipe_enqueue(struct mrxe_qp *qp, struct sk_buff_head *q, u32 qmax,
 		       struct sk_buff *skb)
 {
+	struct mrxe_dev *dev = qp_dev(qp);
 	unsigned long flags;
-	bool ok;
+	bool ok, idle;
 
 	spin_lock_irqsave(&qp->pipe.lock, flags);
 	ok = !qp->pipe.dying && skb_queue_len(q) < qmax;
 	if (ok) {
+		idle = dev->wq_mode == 1 && qp->pipe.wq == dev->wq_hi &&
+		       skb_queue_empty(&qp->resp.rxq) &&
+		       skb_queue_empty(&qp->comp.rxq) &&
+		       !work_pending(&qp->pipe.work);
 		skb_queue_tail(q, skb);
-		queue_work(qp->pipe.wq, &qp->pipe.work);
+		if (idle) {
+			qp->pipe.moved = true;
+			queue_work_on(raw_smp_processor_id(), dev->wq_cpu,
+				      &qp->pipe.work);
+		} else {
+			queue_work(qp->pipe.wq, &qp->pipe.work);
+		}
 	}
 	spin_unlock_irqrestore(&qp->pipe.lock, flags);
 	return ok;
@@ -646,10 +665,12 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	 * for any running timer callback: no timer can fire after this.
 	 */
 	cancel_work_sync(&qp->pipe.work);
-	/* a run on the queue it left may still be ending (pick_wq) */
+	/* a run on another queue may still be ending (pick_wq, enqueue) */
 	if (qp->pipe.moved) {
 		flush_workqueue(qp_dev(qp)->wq);
 		flush_workqueue(qp_dev(qp)->wq_hi);
+		if (qp_dev(qp)->wq_cpu != qp_dev(qp)->wq_hi)
+			flush_workqueue(qp_dev(qp)->wq_cpu);
 	}
 	hrtimer_cancel(&qp->comp.rto_timer);
 	hrtimer_cancel(&qp->req.rnr_timer);

@@ -22,6 +22,7 @@
 #
 # Environment:
 #	MRXE_KO		module to insmod (default: build/rdma_mrxe.ko)
+#	MRXE_INSMOD_ARGS  module parameters for that insmod (e.g. wq_local=1)
 #	MRXE_LINK_TYPE	rdma link type (default mrxe).  MRXE_LINK_TYPE=rxe runs
 #			the same tests against stock rdma_rxe (modprobe'd), which
 #			validates the tests themselves.
@@ -141,7 +142,9 @@ mrxe_load() {
 	mrxe_loaded && return 0
 	mrxe_modprobe_deps || return 1
 	if [ "$MRXE_MODULE" = rdma_mrxe ]; then
-		insmod "$MRXE_KO" || { echo "insmod $MRXE_KO failed"; return 1; }
+		# shellcheck disable=SC2086 # MRXE_INSMOD_ARGS: module parameters
+		insmod "$MRXE_KO" ${MRXE_INSMOD_ARGS:-} ||
+			{ echo "insmod $MRXE_KO ${MRXE_INSMOD_ARGS:-} failed"; return 1; }
 	else
 		modprobe "$MRXE_MODULE" || return 1
 	fi
