@@ -115,10 +115,11 @@ transport_up() {
 		unset RDMAV_DRIVERS ;;
 	mrxe|mrxe-meta|mrxe-auto)
 		# MRXE_BENCH_KO: another build of the module (experiments)
-		[ -f "${MRXE_BENCH_KO:-$REPO/build/rdma_mrxe.ko}" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] &&
+		local ko=${MRXE_BENCH_KO:-$REPO/build/rdma_mrxe.ko}
+		[ -f "$ko" ] && [ -f "$REPO/build/libmrxe-rdmav34.so" ] &&
 			[ -x "$REPO/build/mrxectl" ] || { log "mrxe not built"; return 1; }
 		for m in ib_core ib_uverbs udp_tunnel ip6_udp_tunnel; do modprobe $m; done
-		insmod "${MRXE_BENCH_KO:-$REPO/build/rdma_mrxe.ko}" ${MRXE_BENCH_INSMOD_ARGS:-} || return 1
+		insmod "$ko" ${MRXE_BENCH_INSMOD_ARGS:-} || return 1
 		rdma link add mrxe0 type mrxe netdev eth0 || return 1
 		DEV=mrxe0
 		# the device default decides the mode of perftest's QPs
