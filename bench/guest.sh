@@ -56,12 +56,22 @@ stats() {
 	[ -z "${MRXE_BENCH_INSMOD_ARGS:-}" ] || dmesg > "$OUT/$1.$step.dmesg" 2>&1 || true
 }
 
-# barrier [VALUE]: both guests call it in the same order; guest 1 serves,
-# guest 2 connects (retrying) - returns when both reached the same step.
-# Guest 1's VALUE (one word) is printed by guest 2's barrier.
+# barrier [VALUE | --after CMD | --send WORD]: both guests call it in the
+# same order; guest 1 serves, guest 2 connects (retrying) - returns when
+# both reached the same step.  Guest 1's VALUE (one word) is printed by
+# guest 2's barrier; with --after, guest 1 runs the bash command CMD once
+# guest 2 has arrived and sends what it prints (a value read after the
+# other guest's step, in one barrier instead of two).  Guest 2's WORD
+# (--send) is printed by guest 1's barrier.  Not in a subshell ($(...)):
+# the steps are counted here; redirect to a file instead.
 barrier() {
 	step=$((step + 1))
-	local port=$((19000 + step)) t0=$SECONDS rc=0
+	local port=$((19000 + step)) t0=$SECONDS rc=0 val="" cmd="" word=""
+	case ${1:-} in
+	--after) cmd=${2:-true} ;;
+	--send) word=${2:-} ;;
+	*) val=${1:-} ;;
+	esac
 	# perl (perl-base: in every Debian) starts in a fifth of python3's
 	# time, which under TCG was 0.5-3.5 s a call, 8 calls a point
 	if [ "$ROLE" = 1 ]; then
@@ -69,13 +79,27 @@ barrier() {
 my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1)
 	or die "barrier: listen on $ARGV[0]: $!\n";
 my $c = $s->accept or die "barrier: accept: $!\n";
-print $c "go $ARGV[1]";
-close $c;' "$port" "${1:-}" || rc=$?
+my $w = <$c> // "";
+chomp $w;
+my $v = $ARGV[1];
+if (length $ARGV[2]) {
+	open(my $p, "-|", "bash", "-c", $ARGV[2])
+		or die "barrier: bash: $!\n";
+	local $/;
+	$v = <$p> // "";
+	close $p;
+	$v =~ s/\s+$//;
+}
+print $c "go $v";
+close $c;
+print "$w\n" if length $w;' "$port" "$val" "$cmd" || rc=$?
 	else
 		timeout 300 perl -MIO::Socket::INET -e '
 while (1) {
 	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeout => 1);
 	if ($c) {
+		$c->autoflush(1);
+		print $c "$ARGV[2]\n";
 		local $/;
 		my $v = <$c> // "";
 		$v = substr($v, 3);
@@ -83,7 +107,7 @@ while (1) {
 		exit 0;
 	}
 	select(undef, undef, undef, 0.1);
-}' "$PEER" "$port" || rc=$?
+}' "$PEER" "$port" "$word" || rc=$?
 	fi
 	# a barrier that timed out or failed leaves the guests a step apart
 	# until the other side's times out too: say so (stderr, not the value)
@@ -172,6 +196,22 @@ netem_dropped() {
 	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1 | grep . || echo 0
 }
 
+# start_server K: perftest server of the current point for clock try K
+# (port + K), in the background (its PID goes to spids); returns once it
+# listens
+start_server() {
+	local p=$((port + $1))
+
+	# shellcheck disable=SC2086
+	timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $p -F \
+		$args > "$OUT/$tag.server.$1" 2>&1 &
+	spids+=($!)
+	for _ in $(seq 100); do
+		ss -Hltn "sport = :$p" | grep -q . && return 0
+		sleep 0.1
+	done
+}
+
 # test_args TEST SIZE QPS: perftest arguments of one point
 test_args() {
 	case $1 in
@@ -226,6 +266,8 @@ if [ "${1:-}" = --count ]; then
 	points | wc -l
 	exit 0
 fi
+# what a barrier --after command runs (bash -c)
+export -f netem_dropped counter
 [ "$ROLE" = 2 ] && echo "scenario,transport,test,dir,netem,loss_pct,size,qps,duration_s,bw_avg_gbps,msg_rate_mpps,lat_p50_us,lat_p99_us,lat_p999_us,netem_dropped,retrans_pkts,retrans_per_lost,status" > "$CSV"
 [ "$ROLE" = 2 ] && echo "transport,test,loss_pct,usec" > "$LAT_CSV"
 ip link set eth0 mtu "${MRXE_BENCH_MTU:-1500}"
@@ -255,42 +297,41 @@ for tr in $TRANSPORTS; do
 		args=$(test_args "$t" "$size" "$qps")
 		if [ "$ROLE" = 1 ]; then
 			spids=()
-			if [ $ok = 1 ]; then
-				# CLOCK_TRIES servers at once, one port each: the
-				# client runs again on the next port when perftest's
-				# clock estimate failed.  (One server after the other
-				# hung a retry whose server was still in the failed
-				# session: the client waited in its listen backlog.)
-				for k in $(seq 0 $((CLOCK_TRIES - 1))); do
-					# shellcheck disable=SC2086
-					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + k)) -F \
-						$args > "$OUT/$tag.server.$k" 2>&1 &
-					spids+=($!)
-				done
-				for _ in $(seq 100); do
-					ss -Hltn "sport = :$port" | grep -q . && break
-					sleep 0.1
-				done
-			fi
+			# One server per clock try, one port each: when
+			# perftest's clock estimate failed the client says
+			# "retry" at the "client done" barrier, this end starts
+			# the next server and both meet at "ready" again.  (A
+			# retry against a server restarted on the same port hung
+			# once, the old server still in the failed session;
+			# three servers started up front cost 2-3 s a point
+			# under TCG, and started while the client set up they
+			# took the host CPU its clock estimate needed: 5 of 10
+			# estimates failed.)
+			[ $ok = 1 ] && start_server 0
 			trace "servers listening"
 			# READ responses this end streams again (mrxe; 0 for
-			# rxe)
-			rp=
-			case $t in ib_read_*) rp0=$(counter read_rsp_replayed) ;; esac
-			barrier		# server ready
-			trace "barrier ready"
-			barrier		# client done
-			trace "barrier client done"
-			# this end's drops and READ responses sent again
-			case $t in ib_read_*) rp=":$(( $(counter read_rsp_replayed) - rp0 ))" ;; esac
-			barrier "$(netem_dropped)$rp" > /dev/null
-			trace "barrier drops"
+			# rxe): a delta over the point
+			after='netem_dropped'
+			case $t in ib_read_*)
+				after="DEV=$DEV; echo \$(netem_dropped):\$((\$(counter read_rsp_replayed) - $(counter read_rsp_replayed)))" ;;
+			esac
+			k=0
+			while :; do
+				barrier		# server ready
+				trace "barrier ready"
+				# client done (or "retry"); this end's drops and READ
+				# responses sent again go back with it
+				barrier --after "$after" > "$OUT/peer.word"
+				trace "barrier client done"
+				[ "$(< "$OUT/peer.word")" = retry ] || break
+				k=$((k + 1))
+				[ $ok = 1 ] && start_server "$k"
+			done
 			if [ ${#spids[@]} -gt 0 ]; then
-				# The server the client used exited with it (two
-				# barriers ago); the others still listen.  timeout(1)
-				# passes the TERM on to its perftest.  By PID, with
-				# builtins: the pkill/ss calls this replaces cost 4-5 s
-				# a point under TCG.
+				# The servers the client used exited with it.  By PID,
+				# with builtins (timeout(1) passes the TERM on to its
+				# perftest): the pkill/ss calls this replaces cost 4-5
+				# s a point under TCG.
 				kill "${spids[@]}" 2>/dev/null
 				wait "${spids[@]}" 2>/dev/null
 				cat "$OUT/$tag".server.* > "$OUT/$tag.server" 2>/dev/null
@@ -306,23 +347,29 @@ for tr in $TRANSPORTS; do
 			status=ok
 			lat=,, drops= rtx= rpl=
 			if [ $ok = 1 ]; then
-				sleep 0.5
 				rtx0=$(counter retrans_pkts)
 				# perftest prints 0 Gb/s when its cycle-clock estimate
 				# failed under TCG ("Correlation coefficient"): run
-				# again (the server loops), as bench/multipath.sh does;
-				# drops and retransmissions count over all tries
+				# again against the next server (guest 1 starts it when
+				# told "retry"), as bench/multipath.sh does; drops and
+				# retransmissions count over all tries
 				for try in $(seq $CLOCK_TRIES); do
 					status=ok
-					[ "$try" = 1 ] || { log "$tag: perftest clock estimate failed, try $try"; sleep 3; }
+					if [ "$try" != 1 ]; then
+						log "$tag: perftest clock estimate failed, try $try"
+						barrier --send retry > /dev/null
+						barrier		# the next server is ready
+					fi
 					# shellcheck disable=SC2086
 					timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $((port + try - 1)) -F \
 						$args "$PEER" > "$OUT/$tag.client" 2>&1 ||
 						status="exit $?"
 					grep -q "Correlation coefficient" "$OUT/$tag.client" || break
-					case $t in *_lat) break ;; esac
-					awk -v s="$size" '$1 == s && NF >= 5 && $4 + 0 == 0 { z = 1 } END { exit !z }' \
-						"$OUT/$tag.client" || break
+					# a latency test then prints inf: always again
+					case $t in *_lat) ;; *)
+						awk -v s="$size" '$1 == s && NF >= 5 && $4 + 0 == 0 { z = 1 } END { exit !z }' \
+							"$OUT/$tag.client" || break ;;
+					esac
 				done
 				trace "perftest done"
 				case $t in
@@ -331,6 +378,10 @@ for tr in $TRANSPORTS; do
 					lat=$(awk '$1 == 64 && NF >= 9 { print $5 "," $8 "," $9 }' "$OUT/$tag.client" | tail -n1)
 					res=,
 					[ -n "$lat" ] || { lat=,,; [ "$status" = ok ] && status="no result"; }
+					case $lat in *inf*)
+						grep -q "Correlation coefficient" "$OUT/$tag.client" &&
+							[ "$status" = ok ] && status="perftest clock estimate failed (inf)" ;;
+					esac
 					# -H: every sample ("N, usec") for the CDF plots
 					awk -v p="$tr,$t,$loss," -F', *' 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ { print p $2 }' \
 						"$OUT/$tag.client" >> "$LAT_CSV" ;;
@@ -359,11 +410,11 @@ for tr in $TRANSPORTS; do
 			fi
 			stats "$tag"
 			trace "stats"
-			barrier		# client done
+			# client done; netem drops of both ends (the server's
+			# come with this barrier; not in a subshell: barrier
+			# counts the steps)
+			barrier --send "done" > "$OUT/peer.drops"
 			trace "barrier client done"
-			# netem drops of both ends (the server's come with this
-			# barrier; not in a subshell: barrier counts the steps)
-			barrier > "$OUT/peer.drops"
 			pv=$(grep -E '^[0-9]+(:-?[0-9]+)?$' "$OUT/peer.drops" | tail -n1)
 			pd=${pv%%:*}
 			# READ: what the responder sent again, not the requests
@@ -378,6 +429,8 @@ for tr in $TRANSPORTS; do
 		fi
 	done <<< "$(points)"
 	netem -
+	# the spare servers killed at each point: gone before rmmod
+	wait 2>/dev/null
 	transport_down "$tr"
 	barrier
 done
