@@ -116,6 +116,7 @@ enum mrxe_counter {
 	MRXE_CNT_READ_DUP_OVERFLOW,	/* dup READs over MRXE_META_REPLAY_MAX */
 	MRXE_CNT_META_WRITE_RECOPIED,	/* placed WRITE packets copied again */
 	MRXE_CNT_DOORBELL_RUNS,		/* pipeline runs in a user's post_send */
+	MRXE_CNT_TX_QUEUE_FULL,		/* sender held at its local queue cap */
 	MRXE_NUM_COUNTERS,
 };
 
@@ -508,6 +509,7 @@ void mrxe_port_update(struct mrxe_dev *dev);	/* netdev state/MTU changed */
 int mrxe_net_init(void);
 void mrxe_net_exit(void);
 int mrxe_net_attach(struct mrxe_dev *dev);	/* get/create netns socket */
+struct socket *mrxe_net_qp_sock(struct mrxe_dev *dev);
 void mrxe_net_detach(struct mrxe_dev *dev);
 /*
  * Transmit one RoCEv2 packet: skb->data points at the BTH and the skb has

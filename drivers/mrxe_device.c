@@ -274,6 +274,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_READ_DUP_OVERFLOW].name	= "read_dup_overflow",
 	[MRXE_CNT_META_WRITE_RECOPIED].name	= "meta_write_recopied",
 	[MRXE_CNT_DOORBELL_RUNS].name		= "doorbell_runs",
+	[MRXE_CNT_TX_QUEUE_FULL].name		= "tx_queue_full",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -170,6 +170,7 @@ struct sk_buff *mrxe_pipe_alloc_pkt(struct mrxe_qp *qp,
 				    const struct mrxe_av *av, u32 len);
 int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 		   struct sk_buff *skb, u16 sport);
+bool mrxe_pipe_tx_full(struct mrxe_qp *qp);	/* local queue cap reached */
 void mrxe_rto_arm(struct mrxe_qp *qp);
 void mrxe_rto_stop(struct mrxe_qp *qp);
 

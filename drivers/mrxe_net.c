@@ -384,6 +384,23 @@ drop:
 	return -EHOSTUNREACH;
 }
 
+/*
+ * A kernel socket in the device's namespace for a QP to own its packets
+ * with (mrxe_task.c, "Local queue cap"): never bound or connected, it only
+ * carries the sk_wmem_alloc accounting of sock_wfree().
+ */
+struct socket *mrxe_net_qp_sock(struct mrxe_dev *dev)
+{
+	struct socket *sock;
+	int err;
+
+	if (!dev->mnet)
+		return ERR_PTR(-ENODEV);
+	err = sock_create_kern(dev->mnet->net, AF_INET, SOCK_DGRAM,
+			       IPPROTO_UDP, &sock);
+	return err ? ERR_PTR(err) : sock;
+}
+
 struct sk_buff *mrxe_net_alloc_skb(struct mrxe_dev *dev,
 				   const struct mrxe_av *av, int payload_len)
 {

@@ -209,6 +209,17 @@ struct mrxe_pipe_state {
 	bool			xmit_queued;
 	int			xmit_cpu;
 	unsigned int		xmit_qtail;
+	/*
+	 * Bytes in the host (mrxe_task.c, "Local queue cap"): tx_sock owns
+	 * every packet the QP hands to IP (sk_wmem_alloc) until the device,
+	 * or a qdisc that holds it for a delay, lets it go.  tx_wait: the
+	 * sender stopped at the cap and tx_sock's write_space schedules
+	 * the work once half of it left.  tx_write_space: the socket's own
+	 * callback, put back at destroy.
+	 */
+	struct socket		*tx_sock;
+	atomic_t		tx_wait;
+	void			(*tx_write_space)(struct sock *sk);
 };
 
 /* `auto` negotiation: enum mrxe_auto_state, proto/mrxe_auto.h */
@@ -315,6 +326,8 @@ struct mrxe_comp_state {
 /* create_qp, after queues exist; destroy_qp before queues go away (sync). */
 int mrxe_pipe_init(struct mrxe_qp *qp);
 void mrxe_pipe_cleanup(struct mrxe_qp *qp);
+/* destroy_qp, before its synchronize_rcu(): no more write_space wake-ups */
+void mrxe_pipe_tx_detach(struct mrxe_qp *qp);
 /* destroy of a UD/UC QP or an AH: let posted sends leave first (may sleep) */
 void mrxe_pipe_linger(struct mrxe_qp *qp, const char *what);
 /*

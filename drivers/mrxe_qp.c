@@ -460,8 +460,12 @@ int mrxe_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mrxe_pipe_linger(qp, "QP");
 	/* No multicast delivery to it from here on (takes no QP refs after). */
 	mrxe_mcast_qp_cleanup(qp);
-	/* Stop new lookups, then let RCU readers and packets drain. */
+	/*
+	 * Stop new lookups and local-queue wake-ups, then let RCU readers
+	 * and packets drain.
+	 */
 	xa_erase_irq(&dev->qp_xa, ibqp->qp_num);
+	mrxe_pipe_tx_detach(qp);
 	synchronize_rcu();
 	mrxe_pipe_cleanup(qp);
 	mrxe_wait_released(dev, &qp->ref, &qp->released, true, "QP");

@@ -806,7 +806,8 @@ static bool mrxe_meta_retransmit(struct mrxe_qp *qp, int *budget)
 
 	while (*budget > 0 && mrxe_sack_next_lost(sb, &psn)) {
 		/* retransmissions are paced like new data (mrxe_cc.c) */
-		if (!mrxe_cc_admit(qp, qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES))
+		if (mrxe_pipe_tx_full(qp) ||
+		    !mrxe_cc_admit(qp, qp->pipe.attr.mtu + MRXE_CC_HDR_BYTES))
 			break;
 		err = mrxe_meta_resend(qp, psn, true, false, &last);
 		if (err == -EAGAIN) {
@@ -1113,6 +1114,9 @@ bool mrxe_req_run(struct mrxe_qp *qp, int *budget)
 		if ((w->mask & (MRXE_M_READ | MRXE_M_ATOMIC |
 				MRXE_M_ATOMIC_WRITE)) &&
 		    !w->rd_counted && req->rd_atomic >= qp->pipe.attr.max_rd_atomic)
+			break;
+		/* the QP's packets queued in the host (mrxe_task.c) */
+		if (mrxe_pipe_tx_full(qp))
 			break;
 		/* congestion control: the pacer holds the QP's rate */
 		if (!mrxe_cc_admit(qp, MRXE_CC_HDR_BYTES +

@@ -999,6 +999,9 @@ static bool resp_read_step(struct mrxe_qp *qp, int *budget)
 	int err;
 
 	while (resp->rd_active && *budget > 0) {
+		/* the QP's packets queued in the host (mrxe_task.c) */
+		if (mrxe_pipe_tx_full(qp))
+			break;
 		paylen = min(mtu, resp->rd_resid);
 		first = resp->rd_psn == resp->rd_first_psn;
 		last = resp->rd_psn == resp->rd_last_psn ||

@@ -9,6 +9,7 @@
 #include <linux/delay.h>
 #include <linux/interrupt.h>
 #include <net/inet_ecn.h>
+#include <net/sock.h>
 
 #include "mrxe_dp.h"
 
@@ -266,6 +267,127 @@ static void mrxe_pipe_order_end(struct mrxe_qp *qp, unsigned int before)
 }
 #endif
 
+/*
+ * Local queue cap (design.rst "Bytes in the host").  A sender with a large
+ * window (MetaRoCE's default is 4096 packets) handed all of it to IP at
+ * once: it waited in the egress qdisc or the device's ring and added its
+ * queueing delay to every packet behind it, a latency-critical QP's too,
+ * and an ECN-marking qdisc (fq_codel, Debian's default) marked the QP's
+ * packets for a queue it had built itself, so a lossless MetaRoCE sender
+ * cut its own rate (known-issues.rst).  TCP bounds the same queue with
+ * TSQ (tcp_limit_output_bytes, 1 MiB), rxe with
+ * RXE_INFLIGHT_SKBS_PER_QP_HIGH.  Each QP owns its packets through a
+ * kernel socket: sock_wfree() (core code) accounts them in sk_wmem_alloc
+ * until the device sends them or a qdisc that delays them orphans them,
+ * so a packet that outlives its QP or the module is safe.  New requests
+ * and READ responses wait while the QP has tx_queue_kb of them in the
+ * host; ACKs and NAKs never do.  The socket's write_space callback
+ * schedules the work once half has left.  The default is TCP's: a virtio
+ * NIC frees sent packets late (128 KiB cost a third of the goodput
+ * between two lab guests), and 1 MiB is above standard mode's whole
+ * window (256 packets of about 2.3 KiB truesize at MTU 1024).
+ */
+static unsigned int tx_queue_kb = 1024;
+module_param(tx_queue_kb, uint, 0644);
+MODULE_PARM_DESC(tx_queue_kb, "per-QP cap on packet memory (truesize) queued in the host, KiB; 0: none (default 1024)");
+
+static u32 mrxe_tx_cap(void)
+{
+	return min(READ_ONCE(tx_queue_kb), 1U << 20) << 10;
+}
+
+/* sock_wfree(), any context: a packet of the QP left the host */
+static void mrxe_tx_write_space(struct sock *sk)
+{
+	struct mrxe_qp *qp;
+
+	/* pairs with mrxe_pipe_tx_full(): the decrement, then tx_wait */
+	smp_mb();
+	rcu_read_lock();
+	qp = rcu_dereference_sk_user_data(sk);
+	if (qp && atomic_read(&qp->pipe.tx_wait) &&
+	    sk_wmem_alloc_get(sk) <= mrxe_tx_cap() / 2 &&
+	    atomic_xchg(&qp->pipe.tx_wait, 0))
+		mrxe_pipe_sched(qp);
+	rcu_read_unlock();
+}
+
+/*
+ * The work item, before it sends a new packet: has the QP reached its cap?
+ * Then it stops until write_space schedules it (counted in tx_queue_full).
+ */
+bool mrxe_pipe_tx_full(struct mrxe_qp *qp)
+{
+	u32 cap = mrxe_tx_cap();
+	struct sock *sk;
+
+	if (!cap || !qp->pipe.tx_sock)
+		return false;
+	sk = qp->pipe.tx_sock->sk;
+	if (sk_wmem_alloc_get(sk) < cap)
+		return false;
+	atomic_set(&qp->pipe.tx_wait, 1);
+	/*
+	 * The flag, then the count; write_space does the reverse (its
+	 * smp_mb()): one of us sees the other's write.  What left between
+	 * the test and the flag found no waiter.
+	 */
+	smp_mb();
+	if (sk_wmem_alloc_get(sk) <= cap / 2) {
+		atomic_set(&qp->pipe.tx_wait, 0);
+		return false;
+	}
+	mrxe_qp_counter_inc(qp, MRXE_CNT_TX_QUEUE_FULL);
+	return true;
+}
+
+static int mrxe_pipe_tx_init(struct mrxe_qp *qp)
+{
+	struct socket *sock = mrxe_net_qp_sock(qp_dev(qp));
+	struct sock *sk;
+
+	if (IS_ERR(sock))
+		return PTR_ERR(sock);
+	sk = sock->sk;
+	atomic_set(&qp->pipe.tx_wait, 0);
+	write_lock_bh(&sk->sk_callback_lock);
+	qp->pipe.tx_write_space = sk->sk_write_space;
+	rcu_assign_sk_user_data(sk, qp);
+	sk->sk_write_space = mrxe_tx_write_space;
+	write_unlock_bh(&sk->sk_callback_lock);
+	qp->pipe.tx_sock = sock;
+	return 0;
+}
+
+/*
+ * No write_space call reaches the QP after this and the caller's
+ * synchronize_rcu(); packets still queued keep the socket (not the QP)
+ * alive and call the socket's own write_space.
+ */
+void mrxe_pipe_tx_detach(struct mrxe_qp *qp)
+{
+	struct sock *sk;
+
+	if (!qp->pipe.tx_sock)
+		return;
+	sk = qp->pipe.tx_sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	if (rcu_dereference_protected(sk->sk_user_data, 1)) {
+		rcu_assign_sk_user_data(sk, NULL);
+		sk->sk_write_space = qp->pipe.tx_write_space;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void mrxe_pipe_tx_release(struct mrxe_qp *qp)
+{
+	if (!qp->pipe.tx_sock)
+		return;
+	mrxe_pipe_tx_detach(qp);
+	sock_release(qp->pipe.tx_sock);
+	qp->pipe.tx_sock = NULL;
+}
+
 int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 		   struct sk_buff *skb, u16 sport)
 {
@@ -276,6 +398,9 @@ int mrxe_pipe_xmit(struct mrxe_qp *qp, const struct mrxe_av *av,
 
 	mrxe_pipe_pace(qp);
 
+	/* in the QP's local queue until the device lets it go */
+	if (qp->pipe.tx_sock)
+		skb_set_owner_w(skb, qp->pipe.tx_sock->sk);
 	qtail = mrxe_pipe_order_begin(qp);
 	/* UD: the AH's AV for each packet, unless the QP has a set priority */
 	err = mrxe_net_xmit(dev, av, skb, sport, mrxe_pipe_ecn(qp),
@@ -568,6 +693,9 @@ int mrxe_pipe_init(struct mrxe_qp *qp)
 			       GFP_KERNEL);
 	if (!qp->resp.res)
 		goto err;
+	err = mrxe_pipe_tx_init(qp);
+	if (err)
+		goto err;
 	mrxe_req_reset(qp);
 	mrxe_resp_reset(qp);
 	return 0;
@@ -688,6 +816,8 @@ void mrxe_pipe_cleanup(struct mrxe_qp *qp)
 	mrxe_meta_purge(qp);
 	mutex_unlock(&qp->pipe.mutex);
 
+	/* packets still queued keep the socket, not the QP */
+	mrxe_pipe_tx_release(qp);
 	mrxe_meta_free(qp);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;

@@ -376,6 +376,55 @@ test_meta_window() {
 	run_b "$MRXECTL" dev set "$DEV_B" window 4096
 }
 
+# lq_sample FILE: the packets queued in the tbf on the sender's veth (B)
+lq_sample() {
+	run_b tc -s qdisc show dev "$VETH_B" |
+		sed -n 's/.*backlog [0-9.]*[KMG]*b \([0-9]*\)p.*/\1/p' >> "$1"
+}
+
+# lq_run TAG: a 16 MiB MetaRoCE WRITE (B -> A, verified) while the tbf
+# queue is sampled; prints the largest queue seen, in packets
+lq_run() {
+	local snap=$XFER_TMP/lq.$1
+	: > "$snap"
+	poll_start 0.05 lq_sample "$snap"
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write --sizes 16M >&2
+	poll_stop
+	[ -s "$snap" ] || { echo "FAILED: no queue sample" >&2; return 1; }
+	sort -n "$snap" | tail -n1
+}
+
+# The sender keeps at most tx_queue_kb of its packets in the host
+# (mrxe_task.c "Local queue cap"): a 40 Mbit/s tbf on the sender's veth
+# with room for 8 MB would otherwise hold most of MetaRoCE's window (4096
+# packets, 4.5 MB) and delay everything behind it by up to a second.  The
+# run sets the cap to 128 KiB of truesize (about 50 packets of MTU 1024),
+# then turns it off (tx_queue_kb=0): that run must build a queue several
+# times larger, or the check shows nothing.  The module's own value is put
+# back.
+test_meta_local_queue() {
+	local param=/sys/module/$MRXE_MODULE/parameters/tx_queue_kb
+	local orig capped open full
+	meta_setup 1500
+	[ -w "$param" ] || skip "module without tx_queue_kb"
+	orig=$(cat "$param")
+	run_b tc qdisc replace dev "$VETH_B" root tbf rate 40mbit burst 16k limit 8m
+	full=$(stat_value "$DEV_B" tx_queue_full)
+	echo 128 > "$param"
+	capped=$(lq_run capped) || capped=
+	full=$(( $(stat_value "$DEV_B" tx_queue_full) - full ))
+	echo 0 > "$param"
+	PORT=$((PORT + 10))	# lq_run ran in a subshell: its port is taken
+	open=$(lq_run open) || open=
+	echo "$orig" > "$param"
+	[ -n "$capped" ] && [ -n "$open" ] || return 1
+	echo "largest tbf queue: $capped packets with tx_queue_kb=128, $open without; tx_queue_full $full"
+	run_b tc -s qdisc show dev "$VETH_B"
+	expect_lt "queued with the cap (packets)" "$capped" 80 || return 1
+	expect_gt "sender held at its cap (tx_queue_full)" "$full" 0 || return 1
+	expect_gt "queued without the cap (packets)" "$open" 400 || return 1
+}
+
 # MRXE_REORDER_OPS (default write,send,read): the operations of the run,
 # to tell which one retransmitted (diagnostics; the bounds are the same).
 test_meta_reorder() {
@@ -693,6 +742,7 @@ mrxe_run_tests \
 	test_meta_srq_send_placed \
 	test_meta_srq \
 	test_meta_window \
+	test_meta_local_queue \
 	test_meta_duplicate \
 	test_meta_burst_loss \
 	test_meta_corrupt \
