@@ -429,8 +429,6 @@ for tr in $TRANSPORTS; do
 		fi
 	done <<< "$(points)"
 	netem -
-	# the spare servers killed at each point: gone before rmmod
-	wait 2>/dev/null
 	transport_down "$tr"
 	barrier
 done
