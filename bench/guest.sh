@@ -58,15 +58,18 @@ stats() {
 
 # barrier [VALUE | --after CMD | --send WORD]: both guests call it in the
 # same order; guest 1 serves, guest 2 connects (retrying) - returns when
-# both reached the same step.  Guest 1's VALUE (one word) is printed by
-# guest 2's barrier; with --after, guest 1 runs the bash command CMD once
-# guest 2 has arrived and sends what it prints (a value read after the
-# other guest's step, in one barrier instead of two).  Guest 2's WORD
-# (--send) is printed by guest 1's barrier.  Not in a subshell ($(...)):
-# the steps are counted here; redirect to a file instead.
+# both reached the same step.  Guest 1's VALUE (one word) ends up in
+# guest 2's BARRIER_OUT; with --after, guest 1 runs the bash command CMD
+# once guest 2 has arrived and sends what it prints (a value read after
+# the other guest's step, in one barrier instead of two).  Guest 2's WORD
+# (--send) ends up in guest 1's BARRIER_OUT.  Not in a subshell ($(...)):
+# the steps are counted here.  (The word went through a file on the 9p
+# share until 2026-12-07; a run once took a "retry" for something else
+# there and the guests stayed a step apart for the rest of the transport.)
 barrier() {
 	step=$((step + 1))
 	local port=$((19000 + step)) t0=$SECONDS rc=0 val="" cmd="" word=""
+	BARRIER_OUT=
 	case ${1:-} in
 	--after) cmd=${2:-true} ;;
 	--send) word=${2:-} ;;
@@ -75,7 +78,7 @@ barrier() {
 	# perl (perl-base: in every Debian) starts in a fifth of python3's
 	# time, which under TCG was 0.5-3.5 s a call, 8 calls a point
 	if [ "$ROLE" = 1 ]; then
-		timeout 300 perl -MIO::Socket::INET -e '
+		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
 my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1)
 	or die "barrier: listen on $ARGV[0]: $!\n";
 my $c = $s->accept or die "barrier: accept: $!\n";
@@ -92,9 +95,9 @@ if (length $ARGV[2]) {
 }
 print $c "go $v";
 close $c;
-print "$w\n" if length $w;' "$port" "$val" "$cmd" || rc=$?
+print "$w\n" if length $w;' "$port" "$val" "$cmd") || rc=$?
 	else
-		timeout 300 perl -MIO::Socket::INET -e '
+		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
 while (1) {
 	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeout => 1);
 	if ($c) {
@@ -102,12 +105,14 @@ while (1) {
 		print $c "$ARGV[2]\n";
 		local $/;
 		my $v = <$c> // "";
+		# no "go": guest 1 did not finish this step (it failed)
+		exit 3 unless substr($v, 0, 2) eq "go";
 		$v = substr($v, 3);
 		print "$v\n" if length $v;
 		exit 0;
 	}
 	select(undef, undef, undef, 0.1);
-}' "$PEER" "$port" "$word" || rc=$?
+}' "$PEER" "$port" "$word") || rc=$?
 	fi
 	# a barrier that timed out or failed leaves the guests a step apart
 	# until the other side's times out too: say so (stderr, not the value)
@@ -210,6 +215,15 @@ start_server() {
 		ss -Hltn "sport = :$p" | grep -q . && return 0
 		sleep 0.1
 	done
+	# not listening after 10 s: say where the processes are (the client
+	# will fail to connect; this is what explains it)
+	log "$tag: server $1 not listening on $p after 10 s; load $(< /proc/loadavg)"
+	ps -eo pid,stat,pcpu,wchan:32,args --sort=-pcpu | head -n 12 | sed "s/^/[vm$ROLE] ps: /"
+	local pid
+	for pid in $(pgrep -f "^timeout .* -p $p " ; pgrep -x "$t"); do
+		sed "s/^/[vm$ROLE] stack $pid: /" "/proc/$pid/stack" 2>/dev/null
+	done
+	return 1
 }
 
 # test_args TEST SIZE QPS: perftest arguments of one point
@@ -321,9 +335,15 @@ for tr in $TRANSPORTS; do
 				trace "barrier ready"
 				# client done (or "retry"); this end's drops and READ
 				# responses sent again go back with it
-				barrier --after "$after" > "$OUT/peer.word"
+				barrier --after "$after"
 				trace "barrier client done"
-				[ "$(< "$OUT/peer.word")" = retry ] || break
+				if [ "$BARRIER_OUT" != "retry $i" ]; then
+					# anything but this point's retry or done
+					# leaves the guests a step apart: say so
+					[ "$BARRIER_OUT" = "done $i" ] ||
+						log "$tag: barrier $step: expected 'done $i' or 'retry $i', got '$BARRIER_OUT'"
+					break
+				fi
 				k=$((k + 1))
 				[ $ok = 1 ] && start_server "$k"
 			done
@@ -357,7 +377,7 @@ for tr in $TRANSPORTS; do
 					status=ok
 					if [ "$try" != 1 ]; then
 						log "$tag: perftest clock estimate failed, try $try"
-						barrier --send retry > /dev/null
+						barrier --send "retry $i"
 						barrier		# the next server is ready
 					fi
 					# shellcheck disable=SC2086
@@ -413,9 +433,9 @@ for tr in $TRANSPORTS; do
 			# client done; netem drops of both ends (the server's
 			# come with this barrier; not in a subshell: barrier
 			# counts the steps)
-			barrier --send "done" > "$OUT/peer.drops"
+			barrier --send "done $i"
 			trace "barrier client done"
-			pv=$(grep -E '^[0-9]+(:-?[0-9]+)?$' "$OUT/peer.drops" | tail -n1)
+			pv=$(grep -E '^[0-9]+(:-?[0-9]+)?$' <<< "$BARRIER_OUT" | tail -n1)
 			pd=${pv%%:*}
 			# READ: what the responder sent again, not the requests
 			case $pv in *:*) case $t in ib_read_*)
