@@ -137,19 +137,18 @@ if [ ! -d "/lib/modules/$KVER/kernel" ] && [ -d "$MRXE_DEPS/linux-$KVER/lib/modu
 fi
 export LABVM_MODROOT=$MODROOT
 KERNEL=${LABVM_KERNEL:-$MODROOT/boot/vmlinuz-$KVER}
-# Not 6.1 (Debian 13's 6.12): tsc=reliable.  Under TCG the clocksource
-# watchdog finds the TSC off by tens of ms against the HPET and marks it
-# unstable; 6.12 then flips sched_clock's static key, and patching the
-# kernel text with int3 under TCG killed the guest ("Oops: int3" in
-# sched_clock_cpu): early in boot one boot in four on 2026-12-02, and 33 s
-# into mrxe_perftest.sh on 2026-12-06 (testing.rst).  The TSC is all a
-# TCG guest has that is fast to read; nothing in the suite needs it
-# checked.
-kernel_args=
-case $KVER in
-6.1.*) ;;
-*) kernel_args=tsc=reliable ;;
-esac
+# tsc=reliable on every kernel.  Under TCG the clocksource watchdog finds
+# the TSC off by tens of ms against the HPET and marks it unstable; 6.12
+# then flips sched_clock's static key, and patching the kernel text with
+# int3 under TCG killed the guest ("Oops: int3" in sched_clock_cpu): early
+# in boot one boot in four on 2026-12-02, and 33 s into mrxe_perftest.sh on
+# 2026-12-06 (testing.rst).  6.1 kept the HPET until 2026-12-07: every
+# clock read was then an emulated MMIO read (read_hpet was 14% of a
+# guest's CPU in ib_write_lat, perf), which made ib_write_lat in one guest
+# about 2x slower in both modes, MetaRoCE (more clock reads a packet) 1.5-2x
+# standard mode instead of 1.25x.  The TSC is all a TCG guest has that is
+# fast to read; nothing in the suite needs it checked.
+kernel_args=tsc=reliable
 userland_arg=
 case "${LABVM_USERLAND:-host}" in
 host) ;;
