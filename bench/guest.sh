@@ -63,9 +63,8 @@ stats() {
 # once guest 2 has arrived and sends what it prints (a value read after
 # the other guest's step, in one barrier instead of two).  Guest 2's WORD
 # (--send) ends up in guest 1's BARRIER_OUT.  Not in a subshell ($(...)):
-# the steps are counted here.  (The word went through a file on the 9p
-# share until 2026-12-07; a run once took a "retry" for something else
-# there and the guests stayed a step apart for the rest of the transport.)
+# the steps are counted here.  The barrier's own TCP connection crosses
+# the point's netem: see the two perl comments for what a lost SYN did.
 barrier() {
 	step=$((step + 1))
 	local port=$((19000 + step)) t0=$SECONDS rc=0 val="" cmd="" word=""
@@ -81,8 +80,15 @@ barrier() {
 		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
 my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1)
 	or die "barrier: listen on $ARGV[0]: $!\n";
-my $c = $s->accept or die "barrier: accept: $!\n";
-my $w = <$c> // "";
+# guest 2 always sends one line: a connection that ends before it is one
+# guest 2 gave up on (see below), not this step; take the next one
+my ($c, $w);
+while (1) {
+	$c = $s->accept or die "barrier: accept: $!\n";
+	$w = <$c>;
+	last if defined $w && $w =~ /\n\z/;
+	close $c;
+}
 chomp $w;
 my $v = $ARGV[1];
 if (length $ARGV[2]) {
@@ -99,7 +105,11 @@ print "$w\n" if length $w;' "$port" "$val" "$cmd") || rc=$?
 	else
 		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
 while (1) {
-	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1], Timeout => 1);
+	# a blocking connect: the kernel resends a lost SYN.  (With a 1 s
+	# Timeout a SYN lost to the point'"'"'s netem made perl give up just as
+	# the resent one got through; guest 1 took that connection, which
+	# carried no word, for this step and went on alone.)
+	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1]);
 	if ($c) {
 		$c->autoflush(1);
 		print $c "$ARGV[2]\n";
