@@ -230,7 +230,7 @@ start_server() {
 	log "$tag: server $1 not listening on $p after 10 s; load $(< /proc/loadavg)"
 	ps -eo pid,stat,pcpu,wchan:32,args --sort=-pcpu | head -n 12 | sed "s/^/[vm$ROLE] ps: /"
 	local pid
-	for pid in $(pgrep -f "^timeout .* -p $p " ; pgrep -x "$t"); do
+	for pid in $(pgrep -x "$t"); do
 		sed "s/^/[vm$ROLE] stack $pid: /" "/proc/$pid/stack" 2>/dev/null
 	done
 	return 1
