@@ -47,7 +47,7 @@ for cfg in $CONFIGS; do
 	pids=()
 	for i in 0 1 2 3; do
 		bn_d ib_write_bw -d "$BN_DEV_D" -x "$BN_GID_D" -p $((port + i)) \
-			-D "$DUR" -s "$SIZE" --report_gbits > "$OUT/$cfg.s$i" 2>&1 &
+			-D "$DUR" -s "$SIZE" > "$OUT/$cfg.s$i" 2>&1 &
 	done
 	sleep 2
 	# the sampler at nice -5: it must keep sampling in a saturated guest
@@ -65,7 +65,7 @@ for cfg in $CONFIGS; do
 		if [ $i -lt 2 ]; then ns=$BN_NS_S1 dev=$BN_DEV_S1 gid=$BN_GID_S1 srv=$BN_MGMT_D1
 		else ns=$BN_NS_S2 dev=$BN_DEV_S2 gid=$BN_GID_S2 srv=$BN_MGMT_D2; fi
 		ip netns exec "$ns" timeout $((DUR * 4 + 60)) ib_write_bw -d "$dev" -x "$gid" \
-			-p $((port + i)) -D "$DUR" -s "$SIZE" --report_gbits "$srv" \
+			-p $((port + i)) -D "$DUR" -s "$SIZE" "$srv" \
 			> "$OUT/$cfg.c$i" 2>&1 &
 		pids+=($!)
 	done
@@ -81,7 +81,7 @@ for cfg in $CONFIGS; do
 	k1=$(( $(stat_value "$BN_DEV_S1" cc_rate_cuts) + $(stat_value "$BN_DEV_S2" cc_rate_cuts) ))
 	for i in 0 1 2 3; do
 		# perftest result row: bytes iterations peak avg msgrate; avg Gb/s
-		g=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 } END { print v + 0 }' "$OUT/$cfg.c$i")
+		g=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$OUT/$cfg.c$i")
 		echo "$cfg,$i,$((i / 2 + 1)),$g,$rs,$rd,$rm,$((r1 - r0)),$((c1 - c0)),$((k1 - k0)),$secs" >> "$CSV"
 	done
 	echo "$cfg: $(grep "^$cfg," "$CSV" | cut -d, -f4 | paste -sd' ') Gb/s; red sent $rs dropped $rd (early $re, queue limit $rp) marked $rm"

@@ -51,7 +51,13 @@ trace() { [ -z "${MRXE_BENCH_TRACE:-}" ] || echo "[vm$ROLE $EPOCHREALTIME] $*"; 
 # retransmits, NAKs, drops), in $OUT/TAG.stats next to perftest's output.
 stats() {
 	[ -n "${DEV:-}" ] || return 0
-	rdma statistic show link "$DEV/1" > "$OUT/$1.stats" 2>&1 || true
+	# the hw_counters that `rdma statistic show link` prints, in its
+	# format, read by the shell (rdma took 0.2-0.4 s a call under TCG)
+	local f v line="link $DEV/1"
+	for f in /sys/class/infiniband/"$DEV"/ports/1/hw_counters/*; do
+		[ -f "$f" ] && read -r v < "$f" && line+=" ${f##*/} $v"
+	done
+	echo "$line " > "$OUT/$1.stats"
 	tc -s qdisc show dev eth0 >> "$OUT/$1.stats" 2>&1 || true
 	[ -z "${MRXE_BENCH_INSMOD_ARGS:-}" ] || dmesg > "$OUT/$1.$step.dmesg" 2>&1 || true
 }
@@ -184,14 +190,19 @@ transport_down() {
 	return 0
 }
 
-# netem SPEC: netem on eth0 with SPEC's arguments ('_' for ' '), or none (-)
+# netem SPEC: netem on eth0 with SPEC's arguments ('_' for ' '); for -
+# (lossless) a netem that does nothing, so that every point sends through
+# the same qdisc: eth0's default fq_codel marks ECT packets CE when its
+# own queue is 5 ms long, as TCG's virtio often makes it, and lossless
+# points alone were cut by that (a MetaRoCE write_bw point ran at half
+# rate after one mark, cc_rate_cuts 1, 2026-12-07); "del" restores it
 netem() {
 	tc qdisc del dev eth0 root 2>/dev/null
-	[ "$1" = - ] && return 0
+	[ "$1" = del ] && return 0
 	# once: modprobe costs up to a second and a half a point under TCG
 	[ -d /sys/module/sch_netem ] || modprobe sch_netem
 	# shellcheck disable=SC2046
-	tc qdisc add dev eth0 root netem $(tr _ ' ' <<< "$1")
+	tc qdisc add dev eth0 root netem $( [ "$1" = - ] || tr _ ' ' <<< "$1")
 }
 
 # counter NAME: the device's counter (0 when absent), from the port's
@@ -211,6 +222,22 @@ netem_dropped() {
 	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1 | grep . || echo 0
 }
 
+# listening PORT: a TCP socket listens on PORT (IPv4 or IPv6), from
+# /proc/net/tcp* by the shell: ss | grep ten times a second took CPU
+# from the server it waited for (two processes a poll under TCG)
+listening() {
+	local hex f l st
+	printf -v hex '%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		# sl local_address rem_address st ...; LISTEN is 0A
+		while read -r _ l _ st _; do
+			[ "${l##*:}" = "$hex" ] && [ "$st" = 0A ] && return 0
+		done < "$f"
+	done
+	return 1
+}
+
 # start_server K: perftest server of the current point for clock try K
 # (port + K), in the background (its PID goes to spids); returns once it
 # listens
@@ -222,7 +249,7 @@ start_server() {
 		$args > "$OUT/$tag.server.$1" 2>&1 &
 	spids+=($!)
 	for _ in $(seq 100); do
-		ss -Hltn "sport = :$p" | grep -q . && return 0
+		listening "$p" && return 0
 		sleep 0.1
 	done
 	# not listening after 10 s: say where the processes are (the client
@@ -240,7 +267,7 @@ start_server() {
 test_args() {
 	case $1 in
 	*_lat) echo "-s $2 -n $LAT_ITERS -H" ;;
-	*) echo "-s $2 -D $DUR -q $3 --report_gbits" ;;
+	*) echo "-s $2 -D $DUR -q $3" ;;
 	esac
 }
 
@@ -416,8 +443,10 @@ for tr in $TRANSPORTS; do
 					awk -v p="$tr,$t,$loss," -F', *' 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9.]+$/ { print p $2 }' \
 						"$OUT/$tag.client" >> "$LAT_CSV" ;;
 				*)
-					# data row: bytes iterations peak avg msgrate
-					res=$(awk -v s="$size" '$1 == s && NF >= 5 { print $4 "," $5 }' "$OUT/$tag.client" | tail -n1) ;;
+					# data row: bytes iterations peak avg msgrate, in
+					# MB/s (2^20 bytes) for 5 significant digits: with
+					# --report_gbits perftest prints 0.21, a 5% step
+					res=$(awk -v s="$size" '$1 == s && NF >= 5 { printf "%.6f,%s\n", $4 * 8 * 1048576 / 1e9, $5 }' "$OUT/$tag.client" | tail -n1) ;;
 				esac
 				# the requester (this guest) retransmits; stock rxe
 				# has no retrans_pkts counter
@@ -458,7 +487,7 @@ for tr in $TRANSPORTS; do
 			log "[$i/$npoints] $tr $scen $t $dir ${spec//_/ } -s $size -q $qps: ${res%%,*} Gb/s lat p50,p99,p99.9 $lat us drops $drops retrans $rtx ($status)"
 		fi
 	done <<< "$(points)"
-	netem -
+	netem del
 	transport_down "$tr"
 	barrier
 done

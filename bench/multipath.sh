@@ -93,13 +93,13 @@ bw() {
 	ip netns exec "$NS_B" "$MRXECTL" dev set "$DEV_B" mode "$mode" paths "$paths" "${win[@]}" || return 1
 	for try in 1 2 3 4 5; do
 		ip netns exec "$NS_A" timeout $((d + 60)) ib_write_bw -d "$DEV_A" -x "$GID_A" \
-			-s 65536 -D "$d" --report_gbits -p 18515 > "$so" 2>&1 &
+			-s 65536 -D "$d" -p 18515 > "$so" 2>&1 &
 		sp=$!
 		srv_wait 18515
 		ip netns exec "$NS_B" timeout $((d + 60)) ib_write_bw -d "$DEV_B" -x "$GID_B" \
-			-s 65536 -D "$d" --report_gbits -p 18515 "$IP_A" > "$co" 2>&1
+			-s 65536 -D "$d" -p 18515 "$IP_A" > "$co" 2>&1
 		wait $sp
-		g=$(awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$co")
+		g=$(awk '/^ *65536 +[0-9]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$co")
 		awk -v g="$g" 'BEGIN { exit !(g == 0) }' && grep -q "Correlation coefficient" "$co" ||
 			break
 		echo "links: perftest clock estimate failed (try $try), again" >&2
@@ -189,11 +189,11 @@ while True:
 EOF
 smp=$!
 ip netns exec "$NS_A" timeout 90 ib_write_bw -d "$DEV_A" -x "$GID_A" -s 65536 -D 20 \
-	--report_gbits -p 18516 > "$OUT/bh.server" 2>&1 &
+	-p 18516 > "$OUT/bh.server" 2>&1 &
 sp=$!
 srv_wait 18516
 ip netns exec "$NS_B" timeout 90 ib_write_bw -d "$DEV_B" -x "$GID_B" -s 65536 -D 20 \
-	--report_gbits -p 18516 "$IP_A" > "$OUT/bh.client" 2>&1 &
+	-p 18516 "$IP_A" > "$OUT/bh.client" 2>&1 &
 cp=$!
 sleep 6
 # the paths' smoothed RTT just before the hole: the QP's RTO is at least
@@ -209,7 +209,7 @@ t_rs=$(date +%s.%N)
 wait $cp; crc=$?
 wait $sp
 kill $smp 2>/dev/null
-bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 } END { print v + 0 }' "$OUT/bh.client")
+bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$OUT/bh.client")
 python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" "${srtt_us:-0}" \
 	"metaroce$([ "${MRXE_MP_BH_NOHOLD:-0}" = 1 ] && echo -nohold)" <<'EOF'
 import sys

@@ -118,7 +118,7 @@ rdma_run() {
 		read -ra before <<< "$(counters)"
 		rdma_bw "$port"
 	done
-	g=$(awk '$1 == 65536 && NF >= 5 { print $4 }' "$OUT/bw.client" | tail -n1)
+	g=$(awk '$1 == 65536 && NF >= 5 { printf "%.6f\n", $4 * 8 * 1048576 / 1e9 }' "$OUT/bw.client" | tail -n1)
 	[ -n "$g" ] || { g=; [ "$status" = ok ] && status="no result"; }
 	if [ "$status" = ok ] && awk -v b="$g" 'BEGIN { exit !(b + 0 == 0) }'; then
 		grep -q "Correlation coefficient" "$OUT/bw.client" &&
@@ -134,10 +134,10 @@ rdma_bw() {
 	local port=$1
 	status=ok
 	run_a timeout $((DUR * 10 + 60)) ib_write_bw -d "$DEV_A" -x "$GID_A" -p $port -F \
-		-s 65536 -D "$DUR" --report_gbits > "$OUT/bw.server" 2>&1 &
+		-s 65536 -D "$DUR" > "$OUT/bw.server" 2>&1 &
 	wait_for 10 tcp_listening $port
 	run_b timeout $((DUR * 10 + 60)) ib_write_bw -d "$DEV_B" -x "$GID_B" -p $port -F \
-		-s 65536 -D "$DUR" --report_gbits "$IP_A" > "$OUT/bw.client" 2>&1 || status="exit $?"
+		-s 65536 -D "$DUR" "$IP_A" > "$OUT/bw.client" 2>&1 || status="exit $?"
 	wait
 }
 

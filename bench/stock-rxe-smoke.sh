@@ -60,7 +60,7 @@ rc=0
 port=18515
 for t in "${tests[@]}"; do
 	port=$((port + 1))
-	args=(-d rxe0 -x "$gidx" -s "$size" -D "$secs" -p "$port" --report_gbits -F)
+	args=(-d rxe0 -x "$gidx" -s "$size" -D "$secs" -p "$port" -F)
 	if [ "$MRXE_VM_ROLE" = 1 ]; then
 		echo "== $t server"
 		timeout 120 "$t" "${args[@]}" || rc=1
@@ -75,7 +75,7 @@ for t in "${tests[@]}"; do
 		done
 		echo "$out"
 		[ $ok = 1 ] || { rc=1; continue; }
-		gbps=$(echo "$out" | awk -v s="$size" '$1 == s { print $4 }' | tail -n1)
+		gbps=$(echo "$out" | awk -v s="$size" '$1 == s { printf "%.6f\n", $4 * 8 * 1048576 / 1e9 }' | tail -n1)
 		echo "RESULT stock-rxe $t size=$size gbps=${gbps:-?}"
 		[ -n "$gbps" ] || rc=1
 	fi
