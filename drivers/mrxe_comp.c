@@ -480,6 +480,7 @@ static void mrxe_meta_rsp_env(struct mrxe_qp *qp, struct mrxe_rsprec_env *e)
 	e->ctx = qp;
 	e->now_ns = ktime_get_ns();
 	e->srtt_ns = mrxe_rtt_srtt(&mq->snd.sb.rtt);
+	e->rttvar_ns = mq->snd.sb.rtt.rttvar_ns;
 	e->rto_ns = mrxe_rtt_rto(&mq->snd.sb.rtt);
 	e->delack_ns = mq->cfg.tlp_delack_ns;
 	/*

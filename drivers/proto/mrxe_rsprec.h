@@ -7,7 +7,8 @@
  * atomic PSN whose response has not arrived.  Then a deadline runs
  * (mrxe_rsprec_advance):
  *
- *   - first a tail probe (RFC 8985 7.2, 2 SRTT plus the delayed-ACK
+ *   - first a tail probe (RFC 8985 7.2, 2 SRTT - or SRTT + 4 RTTVAR if
+ *     later and more than a chunk is outstanding - plus the delayed-ACK
  *     allowance, if below the RTO), which asks for that one PSN, or for
  *     its run if its loss is evident already (RUN_AT_COMP);
  *   - when a loss is evident (mrxe_rsprec_lost: a later PSN was answered,
@@ -60,6 +61,7 @@ struct mrxe_rsprec_env {
 	void	*ctx;
 	u64	now_ns;
 	u64	srtt_ns;	/* 0: no sample yet */
+	u64	rttvar_ns;	/* RFC 6298's variation, 0 if not known */
 	u64	rto_ns;
 	u64	delack_ns;	/* the peer's delayed-ACK allowance */
 	u64	reo_wnd_ns;	/* the scoreboard's reordering window */
@@ -77,7 +79,7 @@ struct mrxe_rsprec {
 	 */
 	u8	timeouts;
 	bool	fast;		/* the deadline is a response-gap one */
-	bool	probe;		/* ... a tail probe (first wait, 2 SRTT) */
+	bool	probe;		/* ... a tail probe (first wait, ~2 SRTT) */
 	bool	reprobe;	/* the last round was a gap round: probe once */
 	bool	partial;	/* the last timeout left runs to a live stream */
 	u32	hi;		/* newest PSN whose response arrived */

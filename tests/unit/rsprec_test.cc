@@ -214,6 +214,45 @@ TEST(RspRec, NoProbeWithoutSrttOrWhenNotShorterThanRto)
 	EXPECT_EQ(b.r.deadline_ns, 10 * kMs);
 }
 
+// A response stream (more than a chunk outstanding) that stalls is late,
+// not lost: its probe waits until SRTT + 4 RTTVAR when that is later than
+// 2 SRTT (RFC 6298's allowance for late answers); a lone READ keeps the
+// 2 SRTT probe, and without variation nothing changes.
+TEST(RspRec, StreamProbeWaitsForRttVariation)
+{
+	Script a(256, 1 * kMs, 50 * kMs);	// 256 PSNs outstanding
+
+	a.e.rttvar_ns = 2 * kMs;
+	a.sent_all(0);
+	a.advance(0, 256);
+	EXPECT_TRUE(a.r.probe);
+	EXPECT_EQ(a.r.deadline_ns, (1 + 4 * 2) * kMs + 1 * kMs);
+	a.now = a.r.deadline_ns - 1;
+	a.e.now_ns = a.now;
+	EXPECT_EQ(mrxe_rsprec_on_deadline(&a.r, &a.e, 7), MRXE_RSPREC_NONE);
+	EXPECT_EQ(a.deadline(), MRXE_RSPREC_PROBE_ONE);
+
+	Script b(256, 1 * kMs, 50 * kMs);	// no variation measured
+
+	b.advance(0, 256);
+	EXPECT_EQ(b.r.deadline_ns, 2 * kMs + 1 * kMs);
+
+	Script c(64, 1 * kMs, 50 * kMs);	// one chunk: a lone READ
+
+	c.e.rttvar_ns = 2 * kMs;
+	c.advance(0, 64);
+	EXPECT_TRUE(c.r.probe);
+	EXPECT_EQ(c.r.deadline_ns, 2 * kMs + 1 * kMs);
+
+	// the probe never reaches the RTO: then the RTO it is
+	Script d(256, 1 * kMs, 10 * kMs);
+
+	d.e.rttvar_ns = 3 * kMs;		// 1 + 12 + 1 > 10
+	d.advance(0, 256);
+	EXPECT_FALSE(d.r.probe);
+	EXPECT_EQ(d.r.deadline_ns, 10 * kMs);
+}
+
 // The deadline runs for comp.psn: it is not restarted while comp.psn
 // stays, and comp.psn's move resets the backoff and the retry budget.
 TEST(RspRec, DeadlineFollowsCompPsn)
@@ -796,6 +835,7 @@ class Sim {
 		e->ctx = this;
 		e->now_ns = now_;
 		e->srtt_ns = mrxe_rtt_srtt(&rtt_);
+		e->rttvar_ns = rtt_.rttvar_ns;
 		e->rto_ns = mrxe_rtt_rto(&rtt_);
 		e->delack_ns = kDelackNs;
 		e->reo_wnd_ns = c_.reo_wnd_rto ? e->rto_ns : e->srtt_ns / 4;
