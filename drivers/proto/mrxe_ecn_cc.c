@@ -15,6 +15,7 @@ void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
 	p->min_round_us = 100;
 	p->max_clean = MRXE_ECN_CC_MAX_CLEAN;
 	p->hyper_after = 0;
+	p->fr_after = 0;
 }
 
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
@@ -26,6 +27,7 @@ void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 	p->g = MRXE_ECN_CC_ONE / 4;
 	p->min_round_us = d->timer_us;
 	p->max_clean = 0;	/* any bonus overshot at the bottleneck */
+	p->fr_after = 2;	/* back to the rate cut from, not beyond */
 }
 
 void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
@@ -90,6 +92,20 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c, u64 acked, u64 now_ns,
 	bonus = c->clean > c->p.hyper_after ? c->clean - c->p.hyper_after : 0;
 	c->rate_kbps = min(c->p.line_kbps,
 			   c->rate_kbps + c->p.ai_kbps * (1 + bonus));
+	/*
+	 * Fast recovery (DCQCN's, Zhu et al. 3.1, applied to a rate that
+	 * remembers what it was cut from): once fr_after rounds in a row
+	 * were clean, each clean round halves the distance to the rate
+	 * before the last cut.  Not past it: beyond is the additive
+	 * increase's to explore.  A marked round ends it.
+	 */
+	c->fr_clean = c->marked ? 0 : c->fr_clean + 1;
+	if (c->tgt_kbps && c->p.fr_after && c->fr_clean >= c->p.fr_after) {
+		if (c->rate_kbps < c->tgt_kbps)
+			c->rate_kbps = (c->rate_kbps + c->tgt_kbps) / 2;
+		if (c->rate_kbps + c->tgt_kbps / 64 >= c->tgt_kbps)
+			c->tgt_kbps = 0;
+	}
 	c->acked = 0;
 	c->marked = 0;
 	c->dlv_bytes = 0;
@@ -139,6 +155,8 @@ void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
 		base = dlv && 4 * dlv < 3 * c->rate_kbps ? dlv : c->rate_kbps;
 		r = (base * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
 		c->rate_kbps = max(r, c->p.min_kbps);
+		c->tgt_kbps = base;
+		c->fr_clean = 0;
 		c->cut_until_ns = now_ns + round;
 		c->clean = 0;
 		c->cuts++;

@@ -30,6 +30,10 @@
  *              rounds in a row are normal: a bonus from the first clean
  *              round made all flows overshoot together (cc_sim_test: p99
  *              queue 84 kB, fair share held only after 16 s).
+ *              Fast recovery (DCQCN's, Zhu et al. 3.1): a cut remembers
+ *              the rate it was cut from; once fr_after rounds in a row
+ *              were clean, each clean round sets rate = (rate + that) /
+ *              2, never above it, until within 1/64 of it.
  * Rates are kbit/s, alpha a fraction of MRXE_ECN_CC_ONE, g a fraction of
  * MRXE_ECN_CC_ONE (RFC 8257 default 1/16; mrxe_cc.c uses 1/4, its rounds
  * being 20 ms, not DCTCP's ~100 us RTT).
@@ -55,6 +59,7 @@ struct mrxe_ecn_cc_params {
 	u32	min_round_us;	/* a round lasts at least this */
 	u32	max_clean;	/* clean-round bonus cap, <= MRXE_ECN_CC_MAX_CLEAN */
 	u32	hyper_after;	/* clean rounds before the bonus starts */
+	u32	fr_after;	/* clean rounds before fast recovery, 0: off */
 };
 
 struct mrxe_ecn_cc {
@@ -68,6 +73,8 @@ struct mrxe_ecn_cc {
 	u64	dlv_kbps;	/* delivery rate of the last round, 0: none */
 	u64	cut_until_ns;	/* no second cut before this */
 	u32	clean;		/* rounds in a row without CE (capped) */
+	u64	tgt_kbps;	/* the rate the last cut was from, 0: none */
+	u32	fr_clean;	/* clean rounds in a row since that cut */
 	u64	cuts;
 };
 
@@ -80,8 +87,12 @@ struct mrxe_dcqcn_params;
  * than T (shorter ones starved flows in cc_sim_test), an additive step of
  * R_AI / 4 per round, no clean-round bonus and g = 1/4: chosen with
  * cc_sim_test (median over seeds: fair share sooner and a lower p99 queue
- * than DCQCN; any bonus, even after 5 clean rounds, overshot).  The price:
- * after congestion ends the rate climbs back at R_AI / 4 per round only.
+ * than DCQCN; any bonus, even after 5 clean rounds, overshot), and fast
+ * recovery after 2 clean rounds: a bonus climbs past the rate where the
+ * marks came, fast recovery only back to it (cc_sim_test: utilisation
+ * 0.950 -> 0.973, p99 queue 33.7 kB, fair share held after 0.2 s median;
+ * without it one mark on a host-limited sender held it at half rate for
+ * seconds, the additive step being R_AI / 4 a round).
  */
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 				   const struct mrxe_dcqcn_params *d);

@@ -125,6 +125,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	ep.min_round_us = Env("CC_SIM_ER", ep.min_round_us);
 	ep.max_clean = Env("CC_SIM_EC", ep.max_clean);
 	ep.hyper_after = Env("CC_SIM_EH", ep.hyper_after);
+	ep.fr_after = Env("CC_SIM_EFR", ep.fr_after);
 	for (int i = 0; i < n; i++) {
 		mrxe_dcqcn_init(&fl[i].rp, &dp);
 		mrxe_ecn_cc_init(&fl[i].ecn, &ep);

@@ -117,6 +117,60 @@ TEST(EcnCc, CutFromTheDeliveryRate)
 	}
 }
 
+// One mark on a sender that runs at what its host allows (far below the
+// line, alpha still 1): the cut halves it; fast recovery (fr_after clean
+// rounds, then halving the distance to the rate cut from each clean
+// round) brings it back within 10% in fr_after + 4 rounds, and never
+// above the rate it was cut from.  Without it the additive step alone
+// (R_AI / 4 per round, mrxe_ecn_cc_params_from_dcqcn) is still far below
+// after 100 rounds: the MetaRoCE write_bw point that one fq_codel mark
+// held at half rate for its whole 3 s (known-issues.rst).
+TEST(EcnCc, FastRecoveryAfterOneMark)
+{
+	const u64 rtt = 1000 * kUs, dlv_kbps = kLine / 5;
+	// 10 ACKs per round, each dlv_kbps x 100 us
+	const u64 bytes = dlv_kbps * 100 / 8 / 1000;
+
+	for (u32 fr : { 0u, 2u }) {
+		mrxe_ecn_cc_params p = Params();
+		mrxe_ecn_cc c;
+		u64 now = 0, cut = 0, most = 0;
+		int back = -1;
+
+		p.ai_kbps = 250;
+		p.max_clean = 0;
+		p.fr_after = fr;
+		mrxe_ecn_cc_init(&c, &p);
+		for (int i = 0; i < 25; i++, now += 100 * kUs)
+			mrxe_ecn_cc_ack(&c, bytes, 0, now, rtt);
+		mrxe_ecn_cc_ack(&c, bytes, bytes, now, rtt);
+		ASSERT_EQ(c.cuts, 1u);
+		cut = c.rate_kbps;
+		// alpha decayed from 1 over the 2 clean rounds before
+		EXPECT_LT(cut, dlv_kbps * 6 / 10);
+		for (int r = 0; r < 100; r++) {
+			for (int i = 0; i < 10; i++) {
+				now += 100 * kUs;
+				mrxe_ecn_cc_ack(&c, bytes, 0, now, rtt);
+			}
+			if (c.rate_kbps > most)
+				most = c.rate_kbps;
+			if (back < 0 && c.rate_kbps * 10 >= dlv_kbps * 9)
+				back = r + 1;
+		}
+		if (fr) {
+			EXPECT_GT(back, 0);
+			EXPECT_LE(back, (int)fr + 4) << "rounds to 90%";
+			// past the rate cut from only by the additive steps
+			EXPECT_LE(most, dlv_kbps + 100 * p.ai_kbps);
+		} else {
+			EXPECT_EQ(back, -1) << "recovered without fast recovery";
+			EXPECT_LE(c.rate_kbps, cut + 101 * p.ai_kbps);
+		}
+		EXPECT_EQ(c.cuts, 1u);
+	}
+}
+
 // A round whose end no ACK saw for more than a round (the QP was idle) is
 // no delivery rate: the first cut after the idle time is from the rate.
 TEST(EcnCc, IdleTimeIsNoDeliveryRate)
@@ -150,6 +204,7 @@ TEST(EcnCc, RandomizedInvariantAndConvergence)
 		p.ai_kbps = 1 + rng() % 100'000;
 		p.max_clean = rng() % (MRXE_ECN_CC_MAX_CLEAN + 2);
 		p.hyper_after = rng() % (MRXE_ECN_CC_HYPER_AFTER + 2);
+		p.fr_after = rng() % 4;
 		mrxe_ecn_cc_init(&c, &p);
 		for (int step = 0; step < 3000; step++) {
 			u64 acked = rng() % 65536, ce = rng() % 3 ? 0 : rng() % (acked + 1);
