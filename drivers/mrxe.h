@@ -117,6 +117,7 @@ enum mrxe_counter {
 	MRXE_CNT_META_WRITE_RECOPIED,	/* placed WRITE packets copied again */
 	MRXE_CNT_DOORBELL_RUNS,		/* pipeline runs in a user's post_send */
 	MRXE_CNT_TX_QUEUE_FULL,		/* sender held at its local queue cap */
+	MRXE_CNT_META_WND_FULL,		/* MetaRoCE sender held at its window */
 	MRXE_NUM_COUNTERS,
 };
 

@@ -275,6 +275,7 @@ static const struct rdma_stat_desc mrxe_counter_descs[] = {
 	[MRXE_CNT_META_WRITE_RECOPIED].name	= "meta_write_recopied",
 	[MRXE_CNT_DOORBELL_RUNS].name		= "doorbell_runs",
 	[MRXE_CNT_TX_QUEUE_FULL].name		= "tx_queue_full",
+	[MRXE_CNT_META_WND_FULL].name		= "meta_window_full",
 };
 
 static_assert(ARRAY_SIZE(mrxe_counter_descs) == MRXE_NUM_COUNTERS);

@@ -889,8 +889,11 @@ static int mrxe_meta_send_pkt(struct mrxe_qp *qp, struct mrxe_swqe *w,
 		npsn = mrxe_meta_read_npsn(qp, w, w->offset);
 	if (!w->psn_valid && mrxe_psn_before(qp->req.psn, qp->req.next_new_psn))
 		qp->req.psn = qp->req.next_new_psn;
-	if (!mrxe_meta_room(qp, npsn))
+	if (!mrxe_meta_room(qp, npsn)) {
+		/* the oldest hole holds una: what a loss costs in waiting */
+		mrxe_qp_counter_inc(qp, MRXE_CNT_META_WND_FULL);
 		return -ENOSPC;
+	}
 	/* READ/atomic: the responses it asks for must fit their window */
 	if (rsp && !mrxe_rspwnd_may_ask(&mq->rspwnd, npsn))
 		return -ENOSPC;
