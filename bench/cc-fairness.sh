@@ -56,7 +56,7 @@ for c in $MRXE_BENCH_CC; do
 	sed "1d; s/^/$c,/" "$sdir/$c.samples"
 done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 {
-	echo "# $(date -u +%FT%TZ) bottleneck tbf 30mbit + red ecn, 4 QPs ib_write_bw, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)"
+	echo "# $(date -u +%FT%TZ) bottleneck tbf 30mbit + red ecn, 4 QPs ib_write_bw, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}"
 	echo "config,jain,utilisation,link_utilisation,p99_queue_bytes,fair_share_s,perftest_jain,perftest_sum_gbps,min_gbps,max_gbps,red_dropped,red_drop_pct,red_marked,retrans_pkts,cnp_sent,cc_rate_cuts"
 	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5 "," $6; next }
 	FNR > 1 {

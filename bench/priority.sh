@@ -28,7 +28,7 @@ out=$REPO/bench/results/priority-$stamp.csv
 mkdir -p "$REPO/bench/results"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-echo "# $(date -u +%FT%TZ) ib_write_lat -s 64 vs ib_write_bw -q 4 -s 65536, veth between two namespaces, git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)" > "$out"
+echo "# $(date -u +%FT%TZ) ib_write_lat -s 64 vs ib_write_bw -q 4 -s 65536, veth between two namespaces, git ${MRXE_BENCH_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null)}" > "$out"
 echo "repeat,idle_sl0_p99,idle_sl7_p99,loaded_sl0_p99,loaded_sl7_p99,ratio_sl0,ratio_sl7,sl7_vs_sl0_loaded,verdict" >> "$out"
 for ((r = 1; r <= repeat; r++)); do
 	# the test is opt-in in the suite (its bound is not met yet)
