@@ -85,11 +85,14 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c, u64 acked, u64 now_ns,
 	 * Additive increase every round, as DCTCP grows its window by one
 	 * segment per RTT whether or not it saw marks (the marks only set
 	 * alpha and the once-per-RTT cut): equal increase for every flow is
-	 * what makes AIMD fair.  Clean rounds in a row add more.
+	 * what makes AIMD fair.  Clean rounds in a row add more.  The
+	 * count stops where neither the bonus nor fast recovery needs more.
 	 */
 	c->clean = c->marked ? 0 :
-		   min(c->clean + 1, c->p.hyper_after + c->p.max_clean);
-	bonus = c->clean > c->p.hyper_after ? c->clean - c->p.hyper_after : 0;
+		   min(c->clean + 1, max(c->p.hyper_after + c->p.max_clean,
+					 c->p.fr_after));
+	bonus = c->clean > c->p.hyper_after ?
+		min(c->clean - c->p.hyper_after, c->p.max_clean) : 0;
 	c->rate_kbps = min(c->p.line_kbps,
 			   c->rate_kbps + c->p.ai_kbps * (1 + bonus));
 	/*
@@ -97,10 +100,10 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c, u64 acked, u64 now_ns,
 	 * remembers what it was cut from): once fr_after rounds in a row
 	 * were clean, each clean round halves the distance to the rate
 	 * before the last cut.  Not past it: beyond is the additive
-	 * increase's to explore.  A marked round ends it.
+	 * increase's to explore.  A marked round starts the count again
+	 * (and its cut sets a new target).
 	 */
-	c->fr_clean = c->marked ? 0 : c->fr_clean + 1;
-	if (c->tgt_kbps && c->p.fr_after && c->fr_clean >= c->p.fr_after) {
+	if (c->tgt_kbps && c->p.fr_after && c->clean >= c->p.fr_after) {
 		if (c->rate_kbps < c->tgt_kbps)
 			c->rate_kbps = (c->rate_kbps + c->tgt_kbps) / 2;
 		if (c->rate_kbps + c->tgt_kbps / 64 >= c->tgt_kbps)
@@ -156,7 +159,6 @@ void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
 		r = (base * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
 		c->rate_kbps = max(r, c->p.min_kbps);
 		c->tgt_kbps = base;
-		c->fr_clean = 0;
 		c->cut_until_ns = now_ns + round;
 		c->clean = 0;
 		c->cuts++;

@@ -74,7 +74,6 @@ struct mrxe_ecn_cc {
 	u64	cut_until_ns;	/* no second cut before this */
 	u32	clean;		/* rounds in a row without CE (capped) */
 	u64	tgt_kbps;	/* the rate the last cut was from, 0: none */
-	u32	fr_clean;	/* clean rounds in a row since that cut */
 	u64	cuts;
 };
 

@@ -81,10 +81,11 @@ static u64 rsprec_pto(const struct mrxe_rsprec_env *e)
 
 static u64 rsprec_wait(struct mrxe_rsprec *r, const struct mrxe_rsprec_env *e)
 {
-	r->probe = (!r->backoff || r->reprobe) && e->srtt_ns &&
-		   rsprec_pto(e) < e->rto_ns;
+	u64 pto = rsprec_pto(e);
+
+	r->probe = (!r->backoff || r->reprobe) && e->srtt_ns && pto < e->rto_ns;
 	if (r->probe)
-		return rsprec_pto(e);
+		return pto;
 	return e->rto_ns << min_t(u8, r->timeouts, 6);
 }
 
