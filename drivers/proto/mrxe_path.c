@@ -272,7 +272,7 @@ static void rtt_sample(struct mrxe_path *p, u64 r)
 }
 
 static void on_delivered(struct mrxe_path_set *ps, struct mrxe_path *p,
-			 u32 n, u64 now)
+			 u32 n, u32 was_inflight, u64 now)
 {
 	u32 cmax = FP(ps->cfg.cwnd_max), i;
 
@@ -301,6 +301,15 @@ static void on_delivered(struct mrxe_path_set *ps, struct mrxe_path *p,
 		p->state = MRXE_PST_ACTIVE;
 		p->probe_out = false;
 	}
+	/*
+	 * Window validation (RFC 7661 4.1): a path that had less than half
+	 * its window in flight was not limited by it, and these deliveries
+	 * say nothing about a larger one.  The scheduler gives new packets to
+	 * the lowest fill, so a path whose window ran ahead of what it
+	 * carries would take every packet once the QP's window frees up.
+	 */
+	if (FP(was_inflight) * 2 < p->cwnd)
+		return;
 	for (i = 0; i < n && p->cwnd < cmax; i++) {
 		if (p->cwnd < p->ssthresh)
 			p->cwnd += FP(1);		/* slow start */
@@ -593,7 +602,7 @@ void mrxe_path_sync(struct mrxe_path_set *ps, const struct mrxe_sack *sb,
 		if (l)
 			on_lost(ps, i, l, now);
 		if (d)
-			on_delivered(ps, p, d, now);
+			on_delivered(ps, p, d, t->inflight + d + l, now);
 	}
 	best = best_srtt(ps);
 	for (i = 0; i < ps->n; i++) {

@@ -17,8 +17,10 @@
  *
  * Scheduling: every usable path has a window cwnd (AIMD on its own
  * deliveries and losses: slow start, +1/cwnd per delivered packet, halved
- * at most once per path RTT on loss).  The next packet goes to the usable
- * path with the lowest fill (inflight + 1) / cwnd; equal fills rotate.
+ * at most once per path RTT on loss; deliveries grow it only while the path
+ * had at least half of it in flight, RFC 7661).  The next packet goes to
+ * the usable path with the lowest fill (inflight + 1) / cwnd; equal fills
+ * rotate.
  * Without cfg.hold the path windows only split traffic, they never hold it
  * back (the QP's window and congestion control do).  With cfg.hold
  * (MP-RDMA's per-path congestion windows) a new packet waits while no

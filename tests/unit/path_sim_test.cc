@@ -595,6 +595,47 @@ TEST(PathSet, RoomHoldsNewDataOnlyWhenEveryWindowIsFull)
 	EXPECT_TRUE(mrxe_path_room(&ps, now));
 }
 
+// RFC 7661 window validation: deliveries grow a path's window only while
+// the path had at least half of it in flight.  A path the QP keeps far
+// below its window (the QP's own window or rate is the limit) must not run
+// ahead, or the lowest-fill pick would hand it every packet later.
+TEST(PathSet, WindowGrowsOnlyWhenItLimits)
+{
+	struct mrxe_path_set ps;
+	struct mrxe_path_cfg pc = {};
+	struct mrxe_sack sb;
+	u64 now = 1000000;
+
+	memset(&sb, 0, sizeof(sb));
+	pc.num_paths = 2;
+	pc.base_port = 0xd300;
+	pc.cwnd_init = 16;
+	pc.repath_off = true;
+	mrxe_path_init(&ps, &pc, 0);
+	// 4 in flight of 16: 1000 deliveries leave the window alone
+	for (int k = 0; k < 1000; k++) {
+		now += 1000;
+		sb.path[0].delivered += 1;
+		sb.path[0].inflight = 4;
+		mrxe_path_sync(&ps, &sb, now);
+	}
+	EXPECT_EQ(ps.p[0].cwnd, 16u << MRXE_PATH_FP);
+	// a full window slow-starts (+1 per delivery below ssthresh)
+	for (int k = 0; k < 10; k++) {
+		now += 1000;
+		sb.path[0].delivered += 1;
+		sb.path[0].inflight = ps.p[0].cwnd >> MRXE_PATH_FP;
+		mrxe_path_sync(&ps, &sb, now);
+	}
+	EXPECT_EQ(ps.p[0].cwnd, 26u << MRXE_PATH_FP);
+	// half the window in flight (13 of 26) counts as limited
+	now += 1000;
+	sb.path[0].delivered += 1;
+	sb.path[0].inflight = 12;
+	mrxe_path_sync(&ps, &sb, now);
+	EXPECT_EQ(ps.p[0].cwnd, 27u << MRXE_PATH_FP);
+}
+
 TEST(PathSet, RetransmissionAvoidsTheLosingPath)
 {
 	struct mrxe_path_set ps;
