@@ -88,9 +88,10 @@ u64 Rate(const Flow &f, Algo a)
 	return a == Algo::Dcqcn ? mrxe_dcqcn_rate(&f.rp) : mrxe_ecn_cc_rate(&f.ecn);
 }
 
-// Four flows; flow 3 starts at @late_ns.  Runs @dur_ns, measures the
-// steady state over the last @measure_ns.  @prop_us: one-way propagation,
-// each direction (CC_SIM_PROP overrides it).
+// Four flows; flow 3 starts at @late_ns (CC_SIM_NLATE=k: the last k flows,
+// as in the lab, where one perftest process's QPs start after the other's).
+// Runs @dur_ns, measures the steady state over the last @measure_ns.
+// @prop_us: one-way propagation, each direction (CC_SIM_PROP overrides it).
 Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 		u64 seed = 14, u64 prop_us = 500)
 {
@@ -129,7 +130,8 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	for (int i = 0; i < n; i++) {
 		mrxe_dcqcn_init(&fl[i].rp, &dp);
 		mrxe_ecn_cc_init(&fl[i].ecn, &ep);
-		fl[i].start_ns = i == n - 1 ? Env("CC_SIM_LATE", late_ns) : 0;
+		fl[i].start_ns = i >= n - (int)Env("CC_SIM_NLATE", 1) ?
+				  Env("CC_SIM_LATE", late_ns) : 0;
 	}
 	u64 late_win = 0;
 	std::vector<u64> win_start(n, 0);
