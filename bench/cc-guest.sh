@@ -81,7 +81,7 @@ for cfg in $CONFIGS; do
 	k1=$(( $(stat_value "$BN_DEV_S1" cc_rate_cuts) + $(stat_value "$BN_DEV_S2" cc_rate_cuts) ))
 	for i in 0 1 2 3; do
 		# perftest result row: bytes iterations peak avg msgrate; avg Gb/s
-		g=$(awk '/^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$OUT/$cfg.c$i")
+		g=$(awk -v none=0 -f "$REPO/bench/perftest-bw.awk" "$OUT/$cfg.c$i")
 		echo "$cfg,$i,$((i / 2 + 1)),$g,$rs,$rd,$rm,$((r1 - r0)),$((c1 - c0)),$((k1 - k0)),$secs" >> "$CSV"
 	done
 	echo "$cfg: $(grep "^$cfg," "$CSV" | cut -d, -f4 | paste -sd' ') Gb/s; red sent $rs dropped $rd (early $re, queue limit $rp) marked $rm"

@@ -18,7 +18,7 @@
 # re-request packet asks for a run of them) for READ, with the drops.
 # `bench/guest.sh --count` prints the number of points per transport.
 #
-# Steps are synchronised with one-shot TCP barriers on port 19000+N.
+# Steps are synchronised with TCP barriers on port 19000 (barrier()).
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 ROLE=${MRXE_VM_ROLE:?run by bench/run.sh inside the lab VM}
@@ -69,70 +69,100 @@ stats() {
 # once guest 2 has arrived and sends what it prints (a value read after
 # the other guest's step, in one barrier instead of two).  Guest 2's WORD
 # (--send) ends up in guest 1's BARRIER_OUT.  Not in a subshell ($(...)):
-# the steps are counted here.  The barrier's own TCP connection crosses
-# the point's netem: see the two perl comments for what a lost SYN did.
+# the steps are counted here.
+#
+# No process starts per step (a perl start cost 0.3-1 s under TCG, two
+# barriers a point): guest 1 keeps one perl server (a coprocess) listening
+# on BARRIER_PORT for the whole run and bash hands it each step; guest 2
+# connects with bash's /dev/tcp and sends "STEP WORD", so a connection
+# left over from a step guest 2 gave up on is told apart and dropped.  The
+# connection crosses the point's netem: a lost SYN is resent by the
+# kernel (a blocking connect), a refused one retried.
+BARRIER_PORT=19000
+BARRIER_TIMEOUT=300
+barrier_server() {
+	# shellcheck disable=SC2016
+	coproc BARSRV { exec perl -MIO::Socket::INET -e '
+$| = 1;
+my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 16, ReuseAddr => 1)
+	or die "barrier: listen on $ARGV[0]: $!\n";
+# one request a step from bash: STEP US VALUE US CMD (US: 0x1f)
+while (my $req = <STDIN>) {
+	chomp $req;
+	my ($step, $v, $cmd) = split /\x1f/, $req, 3;
+	my ($c, $w);
+	while (1) {
+		$c = $s->accept or die "barrier: accept: $!\n";
+		$w = <$c>;
+		# guest 2 sends "STEP WORD\n"; anything else (no line, an older
+		# step) is a connection it gave up on: take the next one
+		if (defined $w && $w =~ /\A(\d+) ?(.*)\n\z/ && $1 == $step) {
+			$w = $2;
+			last;
+		}
+		close $c;
+	}
+	if (length $cmd) {
+		open(my $p, "-|", "bash", "-c", $cmd)
+			or die "barrier: bash: $!\n";
+		local $/;
+		$v = <$p> // "";
+		close $p;
+		$v =~ s/\s+$//;
+	}
+	print $c "go $v";
+	close $c;
+	print "ok $w\n";
+}' "$BARRIER_PORT"; } 2>&1
+}
+
 barrier() {
 	step=$((step + 1))
-	local port=$((19000 + step)) t0=$SECONDS rc=0 val="" cmd="" word=""
+	local t0=$SECONDS rc=0 val="" cmd="" word="" reply="" conn=0
 	BARRIER_OUT=
 	case ${1:-} in
 	--after) cmd=${2:-true} ;;
 	--send) word=${2:-} ;;
 	*) val=${1:-} ;;
 	esac
-	# perl (perl-base: in every Debian) starts in a fifth of python3's
-	# time, which under TCG was 0.5-3.5 s a call, 8 calls a point
 	if [ "$ROLE" = 1 ]; then
-		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
-my $s = IO::Socket::INET->new(LocalPort => $ARGV[0], Listen => 1, ReuseAddr => 1)
-	or die "barrier: listen on $ARGV[0]: $!\n";
-# guest 2 always sends one line: a connection that ends before it is one
-# guest 2 gave up on (see below), not this step; take the next one
-my ($c, $w);
-while (1) {
-	$c = $s->accept or die "barrier: accept: $!\n";
-	$w = <$c>;
-	last if defined $w && $w =~ /\n\z/;
-	close $c;
-}
-chomp $w;
-my $v = $ARGV[1];
-if (length $ARGV[2]) {
-	open(my $p, "-|", "bash", "-c", $ARGV[2])
-		or die "barrier: bash: $!\n";
-	local $/;
-	$v = <$p> // "";
-	close $p;
-	$v =~ s/\s+$//;
-}
-print $c "go $v";
-close $c;
-print "$w\n" if length $w;' "$port" "$val" "$cmd") || rc=$?
+		[ -n "${BARSRV_PID:-}" ] && kill -0 "$BARSRV_PID" 2>/dev/null || barrier_server
+		printf '%s\x1f%s\x1f%s\n' "$step" "$val" "$cmd" >&"${BARSRV[1]}" || rc=$?
+		if [ $rc = 0 ] && IFS= read -r -t "$BARRIER_TIMEOUT" reply <&"${BARSRV[0]}" &&
+		   [ "${reply:0:2}" = ok ]; then
+			BARRIER_OUT=${reply:3}
+		else
+			[ $rc = 0 ] && rc=1
+			# the server still waits for this step: a new one next time
+			[ -n "$reply" ] && echo "[vm$ROLE ${SECONDS}s] barrier server: $reply" >&2
+			kill "$BARSRV_PID" 2>/dev/null
+			wait "$BARSRV_PID" 2>/dev/null
+			BARSRV_PID=
+		fi
 	else
-		BARRIER_OUT=$(timeout 300 perl -MIO::Socket::INET -e '
-while (1) {
-	# a blocking connect: the kernel resends a lost SYN.  (With a 1 s
-	# Timeout a SYN lost to the point'"'"'s netem made perl give up just as
-	# the resent one got through; guest 1 took that connection, which
-	# carried no word, for this step and went on alone.)
-	my $c = IO::Socket::INET->new(PeerAddr => $ARGV[0], PeerPort => $ARGV[1]);
-	if ($c) {
-		$c->autoflush(1);
-		print $c "$ARGV[2]\n";
-		local $/;
-		my $v = <$c> // "";
-		# no "go": guest 1 did not finish this step (it failed)
-		exit 3 unless substr($v, 0, 2) eq "go";
-		$v = substr($v, 3);
-		print "$v\n" if length $v;
-		exit 0;
-	}
-	select(undef, undef, undef, 0.1);
-}' "$PEER" "$port" "$word") || rc=$?
+		while :; do
+			# shellcheck disable=SC2094
+			{
+				conn=1
+				printf '%s %s\n' "$step" "$word" >&0
+				IFS= read -r -d '' -t "$BARRIER_TIMEOUT" reply
+			} 2>/dev/null <>"/dev/tcp/$PEER/$BARRIER_PORT"
+			[ $conn = 1 ] && break
+			[ $((SECONDS - t0)) -lt "$BARRIER_TIMEOUT" ] || { rc=124; break; }
+			sleep 0.1	# refused: guest 1's server is not up yet
+		done
+		if [ $rc = 0 ]; then
+			# no "go": guest 1 did not finish this step (it failed)
+			if [ "${reply:0:2}" = go ]; then
+				BARRIER_OUT=${reply:3}
+			else
+				rc=3
+			fi
+		fi
 	fi
 	# a barrier that timed out or failed leaves the guests a step apart
 	# until the other side's times out too: say so (stderr, not the value)
-	[ $rc = 0 ] || echo "[vm$ROLE ${SECONDS}s] barrier $step (port $port) failed (exit $rc) after $((SECONDS - t0)) s" >&2
+	[ $rc = 0 ] || echo "[vm$ROLE ${SECONDS}s] barrier $step failed (exit $rc) after $((SECONDS - t0)) s" >&2
 	return $rc
 }
 
@@ -202,7 +232,7 @@ netem() {
 	# once: modprobe costs up to a second and a half a point under TCG
 	[ -d /sys/module/sch_netem ] || modprobe sch_netem
 	# shellcheck disable=SC2046
-	tc qdisc add dev eth0 root netem $( [ "$1" = - ] || tr _ ' ' <<< "$1")
+	tc qdisc add dev eth0 root netem $( [ "$1" = - ] || echo "${1//_/ }")
 }
 
 # counter NAME: the device's counter (0 when absent), from the port's
@@ -219,7 +249,27 @@ counter() {
 # netem_dropped: packets the netem qdisc on eth0 dropped (it is set up
 # anew for every point, so this is the point's count)
 netem_dropped() {
-	tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n1 | grep . || echo 0
+	local out re='\(dropped ([0-9]+),'
+
+	# one process (tc), parsed by the shell: a pipe of four cost about
+	# half a second a call under TCG
+	out=$(tc -s qdisc show dev eth0)
+	[[ $out =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo 0
+}
+
+# nap: 0.1 s without a process (sleep(1) is one fork and exec a call under
+# TCG, ten a second while the perftest server it waits for starts): a read
+# with a timeout on a FIFO that nobody writes
+NAP_FIFO=$OUT/.nap.$ROLE
+rm -f "$NAP_FIFO"
+mkfifo "$NAP_FIFO" && exec {NAP_FD}<>"$NAP_FIFO"
+nap() {
+	if [ -n "${NAP_FD:-}" ]; then
+		read -r -t 0.1 -u "$NAP_FD" _
+	else
+		sleep 0.1
+	fi
+	return 0
 }
 
 # listening PORT: a TCP socket listens on PORT (IPv4 or IPv6), from
@@ -242,15 +292,15 @@ listening() {
 # (port + K), in the background (its PID goes to spids); returns once it
 # listens
 start_server() {
-	local p=$((port + $1))
+	local p=$((port + $1)) w
 
 	# shellcheck disable=SC2086
 	timeout $((DUR * 20 + 60)) $t -d "$DEV" -x "$GID" -p $p -F \
 		$args > "$OUT/$tag.server.$1" 2>&1 &
 	spids+=($!)
-	for _ in $(seq 100); do
+	for ((w = 0; w < 100; w++)); do
 		listening "$p" && return 0
-		sleep 0.1
+		nap
 	done
 	# not listening after 10 s: say where the processes are (the client
 	# will fail to connect; this is what explains it)
@@ -310,7 +360,9 @@ points() {
 
 # loss_of NETEM: the loss percentage in a netem spec (0 when none)
 loss_of() {
-	sed -n 's/.*loss_\([0-9.]*\)%.*/\1/p' <<< "$1" | grep . || echo 0
+	local re='loss_([0-9.]+)%'
+
+	[[ $1 =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo 0
 }
 
 if [ "${1:-}" = --count ]; then
@@ -446,7 +498,7 @@ for tr in $TRANSPORTS; do
 					# data row: bytes iterations peak avg msgrate, in
 					# MB/s (2^20 bytes) for 5 significant digits: with
 					# --report_gbits perftest prints 0.21, a 5% step
-					res=$(awk -v s="$size" '$1 == s && NF >= 5 { printf "%.6f,%s\n", $4 * 8 * 1048576 / 1e9, $5 }' "$OUT/$tag.client" | tail -n1) ;;
+					res=$(awk -v size="$size" -v rate=1 -f "$REPO/bench/perftest-bw.awk" "$OUT/$tag.client") ;;
 				esac
 				# the requester (this guest) retransmits; stock rxe
 				# has no retrans_pkts counter
@@ -474,7 +526,10 @@ for tr in $TRANSPORTS; do
 			# counts the steps)
 			barrier --send "done $i"
 			trace "barrier client done"
-			pv=$(grep -E '^[0-9]+(:-?[0-9]+)?$' <<< "$BARRIER_OUT" | tail -n1)
+			pv=
+			while read -r l; do
+				[[ $l =~ ^[0-9]+(:-?[0-9]+)?$ ]] && pv=$l
+			done <<< "$BARRIER_OUT"
 			pd=${pv%%:*}
 			# READ: what the responder sent again, not the requests
 			case $pv in *:*) case $t in ib_read_*)

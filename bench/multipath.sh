@@ -99,7 +99,7 @@ bw() {
 		ip netns exec "$NS_B" timeout $((d + 60)) ib_write_bw -d "$DEV_B" -x "$GID_B" \
 			-s 65536 -D "$d" -p 18515 "$IP_A" > "$co" 2>&1
 		wait $sp
-		g=$(awk '/^ *65536 +[0-9]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$co")
+		g=$(awk -v size=65536 -v none=0 -f "$REPO/bench/perftest-bw.awk" "$co")
 		awk -v g="$g" 'BEGIN { exit !(g == 0) }' && grep -q "Correlation coefficient" "$co" ||
 			break
 		echo "links: perftest clock estimate failed (try $try), again" >&2
@@ -128,10 +128,15 @@ HOLD_PARAM=/sys/module/$MRXE_MODULE/parameters/path_hold
 for n in ${MRXE_MP_LINKS:-2 4}; do
 	ecmp_setup "$n" || exit 1
 	specs=${MRXE_MP_SPECS:-"standard:1 metaroce:1 metaroce:$n metaroce:$((4 * n)) metaroce:$n:nohold"}
-	for spec in ${specs//N/$n}; do
+	for spec in $specs; do
 		# MODE:PATHS[:nohold]: nohold creates the QPs with the module's
-		# path_hold off (path windows split traffic but never hold it)
+		# path_hold off (path windows split traffic but never hold it);
+		# PATHS may be N or kN (k times the link count)
 		IFS=: read -r mode np hold <<< "$spec"
+		case $np in
+		N) np=$n ;;
+		*N) np=$((${np%N} * n)) ;;
+		esac
 		set -- "$mode${hold:+-$hold}" "$np"
 		runs=()
 		for ((r = 1; r <= MRXE_MP_REPEATS; r++)); do
@@ -209,7 +214,7 @@ t_rs=$(date +%s.%N)
 wait $cp; crc=$?
 wait $sp
 kill $smp 2>/dev/null
-bhg=$(awk '/^ *65536 +[0-9]+/ { v = $4 * 8 * 1048576 / 1e9 } END { printf "%.6f\n", v }' "$OUT/bh.client")
+bhg=$(awk -v size=65536 -v none=0 -f "$REPO/bench/perftest-bw.awk" "$OUT/bh.client")
 python3 - "$samples" "$t_bh" "$t_rs" "$ECMP_RATE" "$CSV" "$bhg" "$crc" "${srtt_us:-0}" \
 	"metaroce$([ "${MRXE_MP_BH_NOHOLD:-0}" = 1 ] && echo -nohold)" <<'EOF'
 import sys

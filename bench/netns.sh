@@ -118,7 +118,7 @@ rdma_run() {
 		read -ra before <<< "$(counters)"
 		rdma_bw "$port"
 	done
-	g=$(awk '$1 == 65536 && NF >= 5 { printf "%.6f\n", $4 * 8 * 1048576 / 1e9 }' "$OUT/bw.client" | tail -n1)
+	g=$(awk -v size=65536 -f "$REPO/bench/perftest-bw.awk" "$OUT/bw.client")
 	[ -n "$g" ] || { g=; [ "$status" = ok ] && status="no result"; }
 	if [ "$status" = ok ] && awk -v b="$g" 'BEGIN { exit !(b + 0 == 0) }'; then
 		grep -q "Correlation coefficient" "$OUT/bw.client" &&

@@ -75,7 +75,7 @@ for t in "${tests[@]}"; do
 		done
 		echo "$out"
 		[ $ok = 1 ] || { rc=1; continue; }
-		gbps=$(echo "$out" | awk -v s="$size" '$1 == s { printf "%.6f\n", $4 * 8 * 1048576 / 1e9 }' | tail -n1)
+		gbps=$(echo "$out" | awk -v size="$size" -f "$REPO/bench/perftest-bw.awk")
 		echo "RESULT stock-rxe $t size=$size gbps=${gbps:-?}"
 		[ -n "$gbps" ] || rc=1
 	fi
