@@ -115,8 +115,8 @@ rc_all=0
 est_part() {
 	case $1 in
 	netns) echo $(( ${MRXE_NS_REPEAT:-3} * 8 * (${MRXE_NS_DURATION:-5} + 3) + 40 )) ;;
-	perftest) echo $(( REPEAT * ((nsteps - nlat) * (MRXE_BENCH_DURATION + 8) +
-		nlat * (MRXE_BENCH_LAT_ITERS * 4 / 1000 + 10) + 60) )) ;;
+	perftest) echo $(( REPEAT * ((nsteps - nlat) * (MRXE_BENCH_DURATION + 3) +
+		nlat * (MRXE_BENCH_LAT_ITERS * 4 / 1000 + 1) + 60) )) ;;
 	multipath) echo $(( 8 * ${MRXE_MP_REPEATS:-3} * (${MRXE_MP_DURATION:-20} + 12) + 90 )) ;;
 	cc) echo 360 ;;
 	esac
