@@ -149,7 +149,7 @@ barrier() {
 			} 2>/dev/null <>"/dev/tcp/$PEER/$BARRIER_PORT"
 			[ $conn = 1 ] && break
 			[ $((SECONDS - t0)) -lt "$BARRIER_TIMEOUT" ] || { rc=124; break; }
-			sleep 0.1	# refused: guest 1's server is not up yet
+			nap	# refused: guest 1's server is not up yet
 		done
 		if [ $rc = 0 ]; then
 			# no "go": guest 1 did not finish this step (it failed)
@@ -246,14 +246,20 @@ counter() {
 	echo "${v:-0}"
 }
 
-# netem_dropped: packets the netem qdisc on eth0 dropped (it is set up
-# anew for every point, so this is the point's count)
+# netem_dropped [STATS]: packets the netem qdisc on eth0 dropped (it is set
+# up anew for every point, so this is the point's count); from the `tc -s`
+# output that stats() saved in STATS when it is there (the traffic has
+# stopped by then), else from tc
 netem_dropped() {
 	local out re='\(dropped ([0-9]+),'
 
-	# one process (tc), parsed by the shell: a pipe of four cost about
-	# half a second a call under TCG
-	out=$(tc -s qdisc show dev eth0)
+	# one process (tc) at most, parsed by the shell: a pipe of four cost
+	# about half a second a call under TCG
+	if [ -n "${1:-}" ] && [ -r "$1" ]; then
+		out=$(< "$1")
+	else
+		out=$(tc -s qdisc show dev eth0)
+	fi
 	[[ $out =~ $re ]] && echo "${BASH_REMATCH[1]}" || echo 0
 }
 
@@ -534,7 +540,7 @@ for tr in $TRANSPORTS; do
 			# READ: what the responder sent again, not the requests
 			case $pv in *:*) case $t in ib_read_*)
 				[ -n "$rtx" ] && rtx=${pv#*:} ;; esac ;; esac
-			drops=$(( $(netem_dropped) + ${pd:-0} ))
+			drops=$(( $(netem_dropped "$OUT/$tag.stats") + ${pd:-0} ))
 			[ "$loss" != 0 ] && [ -n "$rtx" ] && [ "$drops" -gt 0 ] &&
 				rpl=$(awk -v r="$rtx" -v d="$drops" 'BEGIN { printf "%.3f", r / d }')
 			[ "$spec" = - ] && drops=
