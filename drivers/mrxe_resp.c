@@ -1837,6 +1837,17 @@ static bool resp_meta_run(struct mrxe_qp *qp, int *budget)
 			resp_meta_rx(qp, skb);
 			(*budget)--;
 			progress = true;
+			/*
+			 * Execute what is in order now, not after the backlog:
+			 * taking all of rxq first spent every run's budget
+			 * before anything ran, and no ACK may cover requests
+			 * not executed (resp_meta_ack_ok), so while the
+			 * requester kept rxq full it heard one ACK per window,
+			 * 50-110 ms apart, and its RTO fired (spurious: lab,
+			 * lossless ib_write_bw, 2026-12-07).
+			 */
+			if (!resp->rd_active)
+				progress |= resp_meta_drain(qp, budget);
 		}
 		if (resp->rd_active)
 			progress |= resp_read_step(qp, budget);

@@ -464,6 +464,27 @@ test_meta_reorder() {
 	fi
 }
 
+# No netem at all: a 64 MiB WRITE and SEND keep MetaRoCE's whole window
+# (4096 packets) queued at the responder.  The responder used to accept
+# that backlog before executing any of it, and no ACK may cover requests
+# not executed yet: the requester heard one ACK per window, 50-110 ms
+# apart, and its RTO fired 15-18 times in a 3 s ib_write_bw (every one
+# spurious).  Now the RTO may fire only for a real guest stall (one such
+# 105 ms stall was seen in 3 runs); every byte is verified.
+test_meta_lossless_acks() {
+	local rto spur retx
+	meta_setup 1500
+	verify_run --mode metaroce --mtu 1024 --iters 1 --ops write,send \
+		--sizes 64M || return 1
+	meta_stats
+	read -r rto spur retx <<< "$(pair_stats meta_rto meta_spurious_rto meta_retrans_pkts)"
+	echo "lossless 2 x 64 MiB: $rto RTOs ($spur found spurious), $retx packets resent"
+	[ "$rto" -le 2 ] ||
+		{ echo "FAILED: $rto RTOs on a lossless link (the ACKs stalled)"; return 1; }
+	[ "$retx" -le 4 ] ||
+		{ echo "FAILED: $retx packets resent on a lossless link"; return 1; }
+}
+
 # meta_rsockets APP NETEM...: rsockets' APP (riostream or rstream) moves
 # 200 x 64 KiB with -T v (every byte checked) from B to A and back over
 # rdma_cm (default mode auto: MetaRoCE) through netem NETEM on both ends.
@@ -735,6 +756,7 @@ mrxe_run_tests \
 	test_meta_read_retry_budget \
 	test_meta_read_queue_rtt \
 	test_meta_reorder \
+	test_meta_lossless_acks \
 	test_meta_riostream_reorder \
 	test_meta_rstream_loss \
 	test_meta_send_placed \

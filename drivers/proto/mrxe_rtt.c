@@ -66,6 +66,13 @@ void mrxe_rtt_sample(struct mrxe_rtt *r, u64 rtt_ns, u64 now_ns)
 
 	minmax_update(r, now_ns, rtt_ns);
 	r->latest_ns = rtt_ns;
+	/* a learnt stall fades: halved every min_win_ns without a new one */
+	if (r->stall_ns && now_ns - r->stall_at_ns > r->min_win_ns) {
+		r->stall_ns >>= 1;
+		r->stall_at_ns = now_ns;
+		if (r->stall_ns <= r->floor_ns)
+			r->stall_ns = 0;
+	}
 	if (!r->srtt_ns) {
 		/* RFC 6298 2.2 */
 		r->srtt_ns = rtt_ns ? rtt_ns : 1;
@@ -97,6 +104,8 @@ u64 mrxe_rtt_rto(const struct mrxe_rtt *r)
 	u64 rto = r->srtt_ns ? mrxe_rtt_rto_est(r) : r->init_rto_ns;
 	u32 i;
 
+	if (rto < r->stall_ns)
+		rto = r->stall_ns;
 	rto = clamp_rto(r, rto);
 	for (i = 0; i < r->backoff && rto < r->ceil_ns; i++)
 		rto <<= 1;
@@ -108,4 +117,15 @@ void mrxe_rtt_backoff(struct mrxe_rtt *r)
 	/* Stop counting once the ceiling is reached: no shift overflow. */
 	if (r->backoff < 63 && mrxe_rtt_rto(r) < r->ceil_ns)
 		r->backoff++;
+}
+
+void mrxe_rtt_spurious(struct mrxe_rtt *r, u64 silence_ns, u64 now_ns)
+{
+	u64 want = silence_ns + (silence_ns >> 2);
+
+	if (want > r->ceil_ns)
+		want = r->ceil_ns;
+	if (want > r->stall_ns)
+		r->stall_ns = want;
+	r->stall_at_ns = now_ns;
 }

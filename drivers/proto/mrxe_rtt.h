@@ -26,6 +26,12 @@ struct mrxe_rtt {
 	u64	latest_ns;	/* last sample */
 	u64	floor_ns, ceil_ns, init_rto_ns, min_win_ns;
 	u32	backoff;	/* RTO doublings since the last sample */
+	/*
+	 * RFC 4015 4 (Eifel response): the ACK silence a spurious RTO
+	 * revealed, with a margin; the RTO stays above it until it decays
+	 * (halved every min_win_ns without another spurious RTO).
+	 */
+	u64	stall_ns, stall_at_ns;
 	u32	samples;
 	struct mrxe_minmax_sample min[3];	/* windowed min, best first */
 };
@@ -42,6 +48,13 @@ void mrxe_rtt_sample(struct mrxe_rtt *r, u64 rtt_ns, u64 now_ns);
 u64 mrxe_rtt_rto(const struct mrxe_rtt *r);
 /* The retransmission timer expired: double the RTO (up to the ceiling). */
 void mrxe_rtt_backoff(struct mrxe_rtt *r);
+/*
+ * The RTO that fired at @now_ns was spurious: ACKs stopped for @silence_ns
+ * (from the timer's last restart to the ACK that proved it) and then came
+ * back.  Keep the RTO above 5/4 of that silence (RFC 4015 4: adapt the RTO
+ * after a spurious timeout), so that the next such stall does not fire it.
+ */
+void mrxe_rtt_spurious(struct mrxe_rtt *r, u64 silence_ns, u64 now_ns);
 
 static inline u64 mrxe_rtt_srtt(const struct mrxe_rtt *r)
 {

@@ -527,6 +527,17 @@ static u32 frto_ack(struct mrxe_sack *sb, const struct ack_ctx *c)
 	sb->frto = false;
 	if (c->pre_rto) {
 		sb->cnt.rto_spurious++;
+		/*
+		 * RFC 4015 4: an RTO this ACK's silence fired must not fire
+		 * again.  Only when the ACK itself is old (it answers a packet
+		 * sent before the RTO: a stall held it) - after lost ACKs the
+		 * first one back answers the retransmission, and the outage
+		 * teaches nothing about delay; nor does an RTO backed off by
+		 * earlier ones (an outage, not one stall).
+		 */
+		if (sb->frto_base_ns && c->echo_ns && c->echo_ns < sb->frto_ns)
+			mrxe_rtt_spurious(&sb->rtt, c->now - sb->frto_base_ns,
+					  c->now);
 		return 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -711,6 +722,9 @@ static void rto_fire(struct mrxe_sack *sb, u64 now)
 	}
 	sb->frto = frto;
 	sb->frto_ns = now;
+	/* a stall to learn from ends at the episode's first RTO (no backoff) */
+	if (frto)
+		sb->frto_base_ns = sb->rtt.backoff ? 0 : sb->rto_base_ns;
 	mrxe_rtt_backoff(&sb->rtt);
 	sb->rto_base_ns = now;
 	sb->tlp_out = false;

@@ -172,6 +172,7 @@ struct mrxe_sack {
 	/* F-RTO (RFC 5682): the RTO at frto_ns marked only the oldest lost */
 	bool	frto;
 	u64	frto_ns;
+	u64	frto_base_ns;	/* ... its timer's last restart (0: backed off) */
 	struct mrxe_sack_cnt cnt;
 	bool	multipath;	/* a packet was sent on a path other than 0 */
 	struct mrxe_sack_path path[MRXE_SACK_PATHS];

@@ -91,6 +91,43 @@ TEST(Rtt, BackoffDoublesUpToCeilingAndSampleResets)
 	EXPECT_LT(mrxe_rtt_rto(&r), 2 * base);
 }
 
+// RFC 4015 4: a spurious RTO's silence (plus a quarter) becomes a lower
+// bound of the RTO, capped at the ceiling, halved every min window without
+// a new one, and gone once it reaches the floor.
+TEST(Rtt, SpuriousRtoStallHoldsThenFades)
+{
+	struct mrxe_rtt r;
+
+	mrxe_rtt_init(&r, 1 * kMs, 1 * kS, 10 * kMs, 10 * kS);
+	mrxe_rtt_sample(&r, 100 * kUs, 0);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 1 * kMs);
+	mrxe_rtt_spurious(&r, 80 * kMs, 1 * kS);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 100 * kMs);
+	// a shorter silence does not lower it
+	mrxe_rtt_spurious(&r, 8 * kMs, 2 * kS);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 100 * kMs);
+	// backoff doubles from it
+	mrxe_rtt_backoff(&r);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 200 * kMs);
+	// samples within the window keep it
+	for (int i = 0; i < 1000; i++)
+		mrxe_rtt_sample(&r, 100 * kUs, 2 * kS + i * kMs);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 100 * kMs);
+	// 10 s after the last spurious RTO it halves, and so on
+	mrxe_rtt_sample(&r, 100 * kUs, 12 * kS + 1);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 50 * kMs);
+	u64 t = 12 * kS + 1;
+	for (int i = 0; i < 10; i++) {
+		t += 10 * kS + 1;
+		mrxe_rtt_sample(&r, 100 * kUs, t);
+	}
+	EXPECT_EQ(r.stall_ns, 0u);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 1 * kMs);
+	// the ceiling holds
+	mrxe_rtt_spurious(&r, 10 * kS, t);
+	EXPECT_EQ(mrxe_rtt_rto(&r), 1 * kS);
+}
+
 TEST(Rtt, WindowedMinExpires)
 {
 	struct mrxe_rtt r;

@@ -39,6 +39,9 @@ struct SimCfg {
 	u8 max_blocks = MRXE_SACK_MAX_BLOCKS;
 	bool drop_last_once = false;	// drop the first copy of the last PSN
 	u64 outage_from = 0, outage_to = 0;	// drop every data packet
+	// a guest stall: ACKs made in the first stall_len of every
+	// stall_every leave at its end (held, not lost)
+	u64 stall_every = 0, stall_len = 0;
 	u64 rto_floor = 200 * kUs, rto_ceil = 100 * kMs;
 	u16 reo_persist = 0;		// engine default (RFC 8985: 16)
 	u8 reo_mult_max = 0;		// engine default (16)
@@ -50,6 +53,7 @@ struct SimResult {
 	u64 dup_made = 0, dup_seen = 0, ooo = 0;
 	u64 end_ns = 0, last_delivery_ns = 0, last_new_send_ns = 0;
 	u64 rto_min = UINT64_MAX, rto_max = 0;	// armed RTO values seen
+	u64 rto_spurious = 0, stalls = 0;
 };
 
 struct Pkt {
@@ -144,6 +148,7 @@ public:
 		res_.spurious = sb_.cnt.spurious;
 		res_.tlp = sb_.cnt.tlp;
 		res_.rto = sb_.cnt.rto;
+		res_.rto_spurious = sb_.cnt.rto_spurious;
 		res_.holes = sb_.cnt.holes;
 		res_.ooo = rw_.cnt.ooo;
 		res_.dup_seen = rw_.cnt.duplicate;
@@ -161,6 +166,7 @@ private:
 	u32 ndelivered_ = 0;
 	u64 sent_new_ = 0;
 	u64 now_ = 0, seq_ = 0;
+	u64 last_stall_ = UINT64_MAX;
 	bool probe_pending_ = false;
 	u32 probe_psn_ = 0;
 	bool last_dropped_ = false;
@@ -275,7 +281,15 @@ private:
 		if (uni() < c_.ack_loss)
 			return ::testing::AssertionSuccess();
 		acks_.push_back(a);
-		q_.push({ now_ + c_.ack_delay + jitter(c_.ack_jitter), seq_++, true,
+		u64 leave = now_;
+		if (c_.stall_every && now_ % c_.stall_every < c_.stall_len) {
+			leave += c_.stall_len - now_ % c_.stall_every;
+			if (now_ / c_.stall_every != last_stall_) {
+				last_stall_ = now_ / c_.stall_every;
+				res_.stalls++;
+			}
+		}
+		q_.push({ leave + c_.ack_delay + jitter(c_.ack_jitter), seq_++, true,
 			  acks_.size() - 1 });
 		return ::testing::AssertionSuccess();
 	}
@@ -551,6 +565,33 @@ TEST(SackSim, TailLossRecoveredByTlpBeforeRto)
 		EXPECT_EQ(r.retransmits, 1u);
 		EXPECT_LT(r.last_delivery_ns, r.last_new_send_ns + c.rto_floor);
 		print("tail loss", c, r, 1);
+	}
+}
+
+// Repeated guest stalls that hold the ACKs for 2 RTO floors (a TCG vCPU
+// descheduled, a busy softirq): the first fires a spurious RTO (one packet
+// resent, found spurious by F-RTO), which teaches the RTO that silence
+// (RFC 4015 4); the later stalls fire none.  Nothing is lost, so every
+// retransmission is spurious, and there is at most one.
+TEST(SackSim, RepeatedAckStallsFireOneRto)
+{
+	SimCfg c;
+
+	c.npkts = 60000;
+	c.gap = 1 * kUs;
+	c.stall_every = 5 * kMs;
+	c.stall_len = 2 * c.rto_floor;
+	for (unsigned s : seeds({ 61, 62 })) {
+		SCOPED_TRACE("seed " + std::to_string(s));
+		SimResult r;
+		Sim sim(c, s);
+		ASSERT_TRUE(sim.run(&r));
+		EXPECT_GE(r.stalls, 8u);
+		EXPECT_EQ(r.lost, 0u);
+		EXPECT_EQ(r.rto, 1u);
+		EXPECT_EQ(r.rto_spurious, 1u);
+		EXPECT_LE(r.retransmits, 1u + r.tlp);
+		print("ack stalls", c, r, 1);
 	}
 }
 

@@ -468,6 +468,83 @@ TEST_F(Sack, SpuriousRtoCostsOneRetransmission)
 	EXPECT_EQ(mrxe_sack_check(&sb), 0);
 }
 
+// RFC 4015 4: a spurious RTO teaches the RTO the silence it revealed, so
+// the same stall again (a busy guest holding the ACKs) fires nothing; a
+// longer one still does.  Without the adaptation every stall fires an RTO
+// and resends a packet.
+TEST_F(Sack, SpuriousRtoRaisesTheRtoAboveThatStall)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt, psn;
+	u64 rto0 = mrxe_rtt_rto(&sb.rtt);
+
+	for (u32 i = 0; i < 8; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	u64 dl = mrxe_sack_timer(&sb, nullptr);
+	ASSERT_EQ(dl, t + rto0);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	// the ACKs come back 3 RTOs after the last progress, the first one
+	// answering the original of b + 7 (sent before the RTO)
+	u64 back = t + 3 * rto0;
+	auto a = ack(b + 8);
+	a.trigger_psn = b + 7;
+	mrxe_sack_on_ack(&sb, &a, t + 7 * kUs, back, nullptr);
+	ASSERT_EQ(sb.cnt.rto_spurious, 1u);
+	EXPECT_GE(mrxe_rtt_rto(&sb.rtt), 3 * rto0 + 3 * rto0 / 4);
+	// ordinary ACKs (20 us RTT) do not wash it out at once
+	t = warm(back, 64);
+	EXPECT_GE(mrxe_rtt_rto(&sb.rtt), 3 * rto0 + 3 * rto0 / 4);
+	// the same stall again: no RTO
+	b = sb.nxt;
+	for (u32 i = 0; i < 8; i++)
+		mrxe_sack_on_send(&sb, b + i, t, 0, 1);
+	EXPECT_EQ(mrxe_sack_on_timer(&sb, t + 3 * rto0, nullptr), 0u);
+	a = ack(b + 8);
+	mrxe_sack_on_ack(&sb, &a, 0, t + 3 * rto0, nullptr);
+	EXPECT_EQ(sb.cnt.rto, 1u);
+	EXPECT_EQ(sb.cnt.retransmits, 1u);
+	EXPECT_EQ(mrxe_sack_check(&sb), 0);
+}
+
+// Lost ACKs, not a stall: the first ACK back answers the retransmission
+// (its echo is after the RTO), so the outage does not raise the RTO.
+TEST_F(Sack, SpuriousRtoAfterLostAcksKeepsTheRto)
+{
+	init(0, false);
+	u64 t = warm(0);
+	u32 b = sb.nxt, psn;
+	u64 rto0 = mrxe_rtt_rto(&sb.rtt);
+
+	for (u32 i = 0; i < 8; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	u64 dl = mrxe_sack_timer(&sb, nullptr);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	auto a = ack(b + 8);
+	a.trigger_psn = psn;
+	mrxe_sack_on_ack(&sb, &a, dl, t + 3 * rto0, nullptr);
+	ASSERT_EQ(sb.cnt.rto_spurious, 1u);
+	EXPECT_EQ(sb.rtt.stall_ns, 0u);
+	// and without an echo nothing is learnt either
+	init(0, false);
+	t = warm(0);
+	b = sb.nxt;
+	for (u32 i = 0; i < 8; i++)
+		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	dl = mrxe_sack_timer(&sb, nullptr);
+	mrxe_sack_on_timer(&sb, dl, nullptr);
+	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
+	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	a = ack(b + 8);
+	mrxe_sack_on_ack(&sb, &a, 0, t + 3 * rto0, nullptr);
+	ASSERT_EQ(sb.cnt.rto_spurious, 1u);
+	EXPECT_EQ(sb.rtt.stall_ns, 0u);
+}
+
 // F-RTO: a second RTO with nothing back marks as RFC 8985 does.
 TEST_F(Sack, SecondRtoWithoutAckMarksTheWindow)
 {
