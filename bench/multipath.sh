@@ -15,7 +15,8 @@
 #    N paths may share links: each row reports how many links the QP's
 #    ports cover at the end of the median run (probed).  Re-pathing needs
 #    a few seconds on this fabric (epochs of 4 SRTT, about 90 ms of tbf
-#    queue), so DUR is 20 s.
+#    queue): a collided start repaired in 4 s (median) to 12 s (worst of
+#    18 seeds, PathSim.CollisionRepairTime), so DUR is 15 s.
 # 2. Black hole: 2 links, MetaRoCE, 4 paths, ib_write_bw -D 20; link 1
 #    gets netem loss 100% after 6 s for 4 s.  The fabric's goodput (R2 ->
 #    server bytes, sampled every 100 ms) gives the time from the black hole
@@ -31,16 +32,16 @@
 # MRXE_MP_LINKS (default "2 4"; " " skips part 1), MRXE_MP_BLACKHOLE=0
 # (skip part 2), MRXE_MP_BH_NOHOLD=1 (part 2 with path_hold off),
 # MRXE_MP_SPECS (cases MODE:PATHS[:nohold], N = the link count; default
-# "standard:1 metaroce:1 metaroce:N metaroce:4N metaroce:N:nohold";
-# nohold: the module's path_hold off, path windows that only split
-# traffic), MRXE_ECMP_QUEUE (tbf latency, default 100ms) and
+# "standard:1 metaroce:1 metaroce:N metaroce:4N"; add metaroce:N:nohold
+# for the ablation: the module's path_hold off, path windows that only
+# split traffic), MRXE_ECMP_QUEUE (tbf latency, default 100ms) and
 # MRXE_ECMP_AQM=ecn (fq_codel ECN marking under each tbf) narrow or vary
 # a run.
 # Output: bench/results/multipath-<stamp>.csv and a summary on stdout.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export MRXE_ECMP_RATE=${MRXE_ECMP_RATE:-16mbit}
-export MRXE_MP_DURATION=${MRXE_MP_DURATION:-20}
+export MRXE_MP_DURATION=${MRXE_MP_DURATION:-15}
 export MRXE_MP_REPEATS=${MRXE_MP_REPEATS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -127,7 +128,7 @@ declare -A res
 HOLD_PARAM=/sys/module/$MRXE_MODULE/parameters/path_hold
 for n in ${MRXE_MP_LINKS:-2 4}; do
 	ecmp_setup "$n" || exit 1
-	specs=${MRXE_MP_SPECS:-"standard:1 metaroce:1 metaroce:$n metaroce:$((4 * n)) metaroce:$n:nohold"}
+	specs=${MRXE_MP_SPECS:-"standard:1 metaroce:1 metaroce:N metaroce:4N"}
 	for spec in $specs; do
 		# MODE:PATHS[:nohold]: nohold creates the QPs with the module's
 		# path_hold off (path windows split traffic but never hold it);
