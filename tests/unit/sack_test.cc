@@ -71,6 +71,20 @@ protected:
 		return now;
 	}
 
+	// @n packets from sb.nxt (*@b), 1 us apart from @t; the RTO fires
+	// and the oldest is sent again (*@psn).  Returns the RTO's time.
+	u64 rto_resend(u64 t, u32 n, u32 *b, u32 *psn)
+	{
+		*b = sb.nxt;
+		for (u32 i = 0; i < n; i++)
+			EXPECT_EQ(mrxe_sack_on_send(&sb, *b + i, t + i * kUs, 0, 1), 0);
+		u64 dl = mrxe_sack_timer(&sb, nullptr);
+		mrxe_sack_on_timer(&sb, dl, nullptr);
+		EXPECT_TRUE(mrxe_sack_next_lost(&sb, psn));
+		EXPECT_EQ(mrxe_sack_on_retransmit(&sb, *psn, dl, 0), 0);
+		return dl;
+	}
+
 	// A READ chunk of @n PSNs sent at @t from @b, then PSNs @from .. @n - 1
 	// re-sent at @rt in one packet (the first counted, the rest continued).
 	void read_run(u32 b, u32 n, u64 t, u32 from, u64 rt)
@@ -447,14 +461,9 @@ TEST_F(Sack, SpuriousRtoCostsOneRetransmission)
 {
 	init(0, false);
 	u64 t = warm(0);
-	u32 b = sb.nxt, psn;
-	for (u32 i = 0; i < 32; i++)
-		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
-	u64 dl = mrxe_sack_timer(&sb, nullptr);
-	mrxe_sack_on_timer(&sb, dl, nullptr);
-	EXPECT_EQ(sb.n_lost, 1u);
-	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
-	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	u32 b, psn;
+	u64 dl = rto_resend(t, 32, &b, &psn);
+	EXPECT_EQ(sb.n_lost, 0u);	// the one marked went again
 	// the originals of b .. b + 31 arrive (late), one cumulative ACK
 	auto a = ack(b + 32);
 	struct mrxe_sack_ack_res r;
@@ -476,16 +485,10 @@ TEST_F(Sack, SpuriousRtoRaisesTheRtoAboveThatStall)
 {
 	init(0, false);
 	u64 t = warm(0);
-	u32 b = sb.nxt, psn;
+	u32 b, psn;
 	u64 rto0 = mrxe_rtt_rto(&sb.rtt);
 
-	for (u32 i = 0; i < 8; i++)
-		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
-	u64 dl = mrxe_sack_timer(&sb, nullptr);
-	ASSERT_EQ(dl, t + rto0);
-	mrxe_sack_on_timer(&sb, dl, nullptr);
-	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
-	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	ASSERT_EQ(rto_resend(t, 8, &b, &psn), t + rto0);
 	// the ACKs come back 3 RTOs after the last progress, the first one
 	// answering the original of b + 7 (sent before the RTO)
 	u64 back = t + 3 * rto0;
@@ -515,15 +518,9 @@ TEST_F(Sack, SpuriousRtoAfterLostAcksKeepsTheRto)
 {
 	init(0, false);
 	u64 t = warm(0);
-	u32 b = sb.nxt, psn;
+	u32 b, psn;
 	u64 rto0 = mrxe_rtt_rto(&sb.rtt);
-
-	for (u32 i = 0; i < 8; i++)
-		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
-	u64 dl = mrxe_sack_timer(&sb, nullptr);
-	mrxe_sack_on_timer(&sb, dl, nullptr);
-	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
-	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	u64 dl = rto_resend(t, 8, &b, &psn);
 	auto a = ack(b + 8);
 	a.trigger_psn = psn;
 	mrxe_sack_on_ack(&sb, &a, dl, t + 3 * rto0, nullptr);
@@ -532,13 +529,7 @@ TEST_F(Sack, SpuriousRtoAfterLostAcksKeepsTheRto)
 	// and without an echo nothing is learnt either
 	init(0, false);
 	t = warm(0);
-	b = sb.nxt;
-	for (u32 i = 0; i < 8; i++)
-		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
-	dl = mrxe_sack_timer(&sb, nullptr);
-	mrxe_sack_on_timer(&sb, dl, nullptr);
-	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
-	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
+	rto_resend(t, 8, &b, &psn);
 	a = ack(b + 8);
 	mrxe_sack_on_ack(&sb, &a, 0, t + 3 * rto0, nullptr);
 	ASSERT_EQ(sb.cnt.rto_spurious, 1u);
@@ -550,14 +541,9 @@ TEST_F(Sack, SecondRtoWithoutAckMarksTheWindow)
 {
 	init(0, false);
 	u64 t = warm(0);
-	u32 b = sb.nxt, psn;
-	for (u32 i = 0; i < 8; i++)
-		mrxe_sack_on_send(&sb, b + i, t + i * kUs, 0, 1);
+	u32 b, psn;
+	rto_resend(t, 8, &b, &psn);
 	u64 dl = mrxe_sack_timer(&sb, nullptr);
-	mrxe_sack_on_timer(&sb, dl, nullptr);
-	ASSERT_TRUE(mrxe_sack_next_lost(&sb, &psn));
-	mrxe_sack_on_retransmit(&sb, psn, dl, 0);
-	dl = mrxe_sack_timer(&sb, nullptr);
 	mrxe_sack_on_timer(&sb, dl, nullptr);
 	EXPECT_EQ(sb.cnt.rto, 2u);
 	EXPECT_EQ(sb.n_lost, 8u);
