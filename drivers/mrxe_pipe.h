@@ -57,6 +57,7 @@ struct mrxe_pkt_meta {
 	u8	path;		/* MetaRoCE path index of the last send */
 	/* a READ run asked for again: its response may jump the queue */
 	bool	rsp_rt;
+	bool	rsp_run_head;	/* ... and this PSN is the run's first */
 };
 
 /*

@@ -568,6 +568,7 @@ static int mrxe_req_xmit(struct mrxe_qp *qp, struct mrxe_swqe *w, u32 idx,
 	m->path = path;
 	m->opcode = opcode;
 	m->rsp_rt = false;
+	m->rsp_run_head = false;
 	m->send_ns = ktime_get_ns();
 
 	/*
@@ -763,8 +764,10 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	if (!(w->mask & MRXE_M_READ)) {
 		err = mrxe_req_xmit(qp, w, idx, psn, off, 0, true);
 		/* a duplicate atomic is answered on arrival (IBA 9.7.5.2.2) */
-		if (!err && (w->mask & MRXE_M_ATOMIC))
+		if (!err && (w->mask & MRXE_M_ATOMIC)) {
 			first->rsp_rt = !one;
+			first->rsp_run_head = !one;
+		}
 		return err;
 	}
 	cl = one ? psn : mrxe_meta_chunk_last(qp, w, psn);
@@ -785,11 +788,13 @@ static int mrxe_meta_resend(struct mrxe_qp *qp, u32 psn, bool lost_run,
 	 * came for 2 SRTT, the responder has nothing queued ahead of it.
 	 */
 	first->rsp_rt = !one;
+	first->rsp_run_head = !one;
 	for (q = psn; q != *last; ) {
 		q = mrxe_psn_add(q, 1);
 		pm = &qp->req.meta[q & (MRXE_PKT_RING - 1)];
 		pm->send_ns = first->send_ns;
 		pm->rsp_rt = first->rsp_rt;
+		pm->rsp_run_head = false;
 	}
 	return 0;
 }

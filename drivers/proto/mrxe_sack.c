@@ -239,6 +239,12 @@ static void reo_widen(struct mrxe_sack *sb, u64 now)
 	sb->reo_persist = sb->reo_persist_max;
 }
 
+void mrxe_sack_reo_spurious(struct mrxe_sack *sb, u64 now)
+{
+	sb->cnt.spurious++;
+	reo_widen(sb, now);
+}
+
 /*
  * A packet declared lost was delivered @rtt after it was sent: it was
  * rtt - min_RTT later than the fastest, and reo_wnd must cover that.  One

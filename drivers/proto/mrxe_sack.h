@@ -280,5 +280,12 @@ u64 mrxe_sack_reo_wnd(const struct mrxe_sack *sb);
  * SRTT / 4 and at most SRTT.  For READ responses (mrxe_rsprec.h).
  */
 u64 mrxe_sack_reo_wnd_rack(const struct mrxe_sack *sb);
+/*
+ * Something this scoreboard's reordering window let the caller call lost
+ * arrived after all (both copies of a re-requested READ response came
+ * back): widen the window as a DSACK does (RFC 8985 6.2 step 4), at most
+ * once per SRTT, and count one spurious retransmission.
+ */
+void mrxe_sack_reo_spurious(struct mrxe_sack *sb, u64 now);
 
 #endif /* MRXE_SACK_H */

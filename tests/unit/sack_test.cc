@@ -252,6 +252,27 @@ TEST_F(Sack, SpuriousRetransmitWidensReorderWindow)
 
 // The first RTT samples: reo_wnd is SRTT + 4 RTTVAR, not min_rtt / 4,
 // until MRXE_SACK_REO_WARMUP samples were taken.
+// A needless READ response re-request (both copies came back) widens the
+// reordering window the response recovery uses, as a DSACK does, at most
+// once per SRTT, and counts as one spurious retransmission.
+TEST_F(Sack, ResponseReRequestFoundNeedlessWidensWindow)
+{
+	init(0);
+	u64 t = warm(0);
+	u64 w1 = mrxe_sack_reo_wnd_rack(&sb);
+	u64 srtt = mrxe_rtt_srtt(&sb.rtt);
+
+	ASSERT_GT(w1, 0u);
+	mrxe_sack_reo_spurious(&sb, t);
+	mrxe_sack_reo_spurious(&sb, t + srtt / 2);
+	EXPECT_EQ(sb.cnt.spurious, 2u);
+	EXPECT_EQ(sb.reo_mult, 2u);
+	mrxe_sack_reo_spurious(&sb, t + srtt + 1);
+	EXPECT_EQ(sb.reo_mult, 3u);
+	EXPECT_GT(mrxe_sack_reo_wnd_rack(&sb), w1);
+	EXPECT_LE(mrxe_sack_reo_wnd_rack(&sb), srtt);
+}
+
 TEST_F(Sack, ReorderWindowStartsWide)
 {
 	init(0);
