@@ -16,6 +16,7 @@ void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
 	p->max_clean = MRXE_ECN_CC_MAX_CLEAN;
 	p->hyper_after = 0;
 	p->fr_after = 0;
+	p->dlv_alpha = 0;
 }
 
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
@@ -28,6 +29,7 @@ void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 	p->min_round_us = d->timer_us;
 	p->max_clean = 0;	/* any bonus overshot at the bottleneck */
 	p->fr_after = 2;	/* back to the rate cut from, not beyond */
+	p->dlv_alpha = MRXE_ECN_CC_ONE / 2;
 }
 
 void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
@@ -80,7 +82,8 @@ static void ecn_cc_end_round(struct mrxe_ecn_cc *c, u64 acked, u64 now_ns,
 			       c->acked);
 	/* alpha = (1 - g) alpha + g F */
 	a = (u64)c->alpha * (MRXE_ECN_CC_ONE - c->p.g) + f * c->p.g;
-	c->alpha = (u32)min_t(u64, a >> 16, MRXE_ECN_CC_ONE);
+	if (c->cuts)
+		c->alpha = (u32)min_t(u64, a >> 16, MRXE_ECN_CC_ONE);
 	/*
 	 * Additive increase every round, as DCTCP grows its window by one
 	 * segment per RTT whether or not it saw marks (the marks only set
@@ -155,7 +158,8 @@ void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
 		 * 3.1: half the FlightSize, not of cwnd)
 		 */
 		dlv = ecn_cc_delivered(c, now_ns, round);
-		base = dlv && 4 * dlv < 3 * c->rate_kbps ? dlv : c->rate_kbps;
+		base = dlv && 4 * dlv < 3 * c->rate_kbps &&
+		       c->alpha >= c->p.dlv_alpha ? dlv : c->rate_kbps;
 		r = (base * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;
 		c->rate_kbps = max(r, c->p.min_kbps);
 		c->tgt_kbps = base;

@@ -8,19 +8,30 @@
  *
  *   per ACK:   acked += bytes, marked += ce_bytes; the first ACK with CE
  *              in a round cuts at once: rate = base (1 - alpha / 2)
- *              (RFC 8257 3.3: at most one reduction per RTT), base =
- *              the delivery rate if it is below 3/4 of the rate, else the
- *              rate: what the ACKs show arriving over the last round (or
- *              the current one once it is half over), as RFC 5681 3.1
- *              halves FlightSize, not cwnd (the 3/4 keeps a round's ACK
- *              noise from cutting a sender that runs at its rate).  A
- *              sender that the host or a 4:1 start holds below its
- *              allowance cuts from what it really sends: four QPs starting
- *              at the line rate into one link halved from it twice, a
- *              round each, while the queue overflowed (cc_sim_test,
- *              CcSim.MetaStartsWithoutDrops).
+ *              (RFC 8257 3.3: at most one reduction per RTT).  base = the
+ *              delivery rate if it is below 3/4 of the rate and the
+ *              marking is heavy (alpha >= dlv_alpha), else the rate: what
+ *              the ACKs show arriving over the last round (or the current
+ *              one once it is half over), as RFC 5681 3.1 halves
+ *              FlightSize, not cwnd (the 3/4 keeps a round's ACK noise
+ *              from cutting a sender that runs at its rate).  Four QPs
+ *              starting at the line rate into one link cut from what they
+ *              deliver: from the rate they halved twice, a round each,
+ *              while the queue overflowed (cc_sim_test,
+ *              CcSim.MetaStartsWithoutDrops).  In steady state (alpha
+ *              low) a round that delivered little is more likely the
+ *              sender's own host stall than a share taken by others:
+ *              cutting from it left a stalled QP at half its share for
+ *              seconds (CcSim.MetaFairUnderHostStalls; the lab's Jain
+ *              0.84-0.97).
  *   per round (the caller's SRTT, at least min_round_us):
- *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3).
+ *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3),
+ *              from the first cut on: alpha starts at 1 (RFC 8257 4.2,
+ *              the first reaction halves) and clean rounds before any
+ *              cut are a QP that has not met the bottleneck yet, not a
+ *              light marking (a QP that ran alone before three others
+ *              started cut a few percent, from its rate, and the queue
+ *              overflowed).
  *              Every round increases: rate += ai (1 + bonus), bonus =
  *              clean - hyper_after (at least 0, at most max_clean), clean =
  *              clean rounds in a row (DCTCP grows one segment per RTT
@@ -31,9 +42,9 @@
  *              round made all flows overshoot together (cc_sim_test: p99
  *              queue 84 kB, fair share held only after 16 s).
  *              Fast recovery (DCQCN's, Zhu et al. 3.1): a cut remembers
- *              the rate it was cut from; once fr_after rounds in a row
- *              were clean, each clean round sets rate = (rate + that) /
- *              2, never above it, until within 1/64 of it.
+ *              the rate it was cut from (its base); once fr_after rounds
+ *              in a row were clean, each clean round sets rate = (rate +
+ *              that) / 2, never above it, until within 1/64 of it.
  * Rates are kbit/s, alpha a fraction of MRXE_ECN_CC_ONE, g a fraction of
  * MRXE_ECN_CC_ONE (RFC 8257 default 1/16; mrxe_cc.c uses 1/4, its rounds
  * being 20 ms, not DCTCP's ~100 us RTT).
@@ -60,6 +71,7 @@ struct mrxe_ecn_cc_params {
 	u32	max_clean;	/* clean-round bonus cap, <= MRXE_ECN_CC_MAX_CLEAN */
 	u32	hyper_after;	/* clean rounds before the bonus starts */
 	u32	fr_after;	/* clean rounds before fast recovery, 0: off */
+	u32	dlv_alpha;	/* cut from the delivery rate at alpha >= this */
 };
 
 struct mrxe_ecn_cc {
@@ -89,9 +101,12 @@ struct mrxe_dcqcn_params;
  * than DCQCN; any bonus, even after 5 clean rounds, overshot), and fast
  * recovery after 2 clean rounds: a bonus climbs past the rate where the
  * marks came, fast recovery only back to it (cc_sim_test: utilisation
- * 0.950 -> 0.973, p99 queue 33.7 kB, fair share held after 0.2 s median;
- * without it one mark on a host-limited sender held it at half rate for
- * seconds, the additive step being R_AI / 4 a round).
+ * 0.950 -> 0.973, p99 queue 33.7 kB; without it one mark on a
+ * host-limited sender held it at half rate for seconds, the additive step
+ * being R_AI / 4 a round).  Cuts from the delivery rate only at alpha >=
+ * 1/2 (cc_sim_test with host stalls: median Jain 0.887 -> 0.997, DCQCN
+ * 0.998; without stalls fair share held after 6.4 s median instead of
+ * 0.2 s, DCQCN 13.8 s).
  */
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 				   const struct mrxe_dcqcn_params *d);

@@ -13,6 +13,10 @@
 // utilisation, queue bounded; and how fast a late flow gets its share
 // (fair_s: from the late flow's start until every 200 ms window to the end
 // has each flow within 0.8-1.25x of the mean), MetaRoCE against DCQCN.
+// Host noise (opt-in, Simulate's stall arguments or CC_SIM_STALL_PM /
+// CC_SIM_STALL_MS): a sender stops for up to stall_ms, stall_pm per mille
+// of its milliseconds, as a saturated TCG guest's CPUs go elsewhere; the
+// lab's unfairness showed only with it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -56,6 +60,7 @@ struct Flow {
 	u64 delivered = 0;		// bytes, whole run
 	u64 win_bytes = 0;		// bytes in the current window
 	double srtt = 0;
+	u64 stall_until = 0;		// host noise: the sender is not running
 };
 
 struct Pkt {
@@ -93,7 +98,8 @@ u64 Rate(const Flow &f, Algo a)
 // Runs @dur_ns, measures the steady state over the last @measure_ns.
 // @prop_us: one-way propagation, each direction (CC_SIM_PROP overrides it).
 Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
-		u64 seed = 14, u64 prop_us = 500)
+		u64 seed = 14, u64 prop_us = 500, u64 stall_pm_def = 0,
+		u64 stall_ms_def = 0)
 {
 	const int n = 4;
 	std::vector<Flow> fl(n);
@@ -119,6 +125,10 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	kRedPmax = Env("CC_SIM_PMAX", 50) / 100.0;
 	const u64 prop = Env("CC_SIM_PROP", prop_us) * kUs;
 	const u64 cnp_ns = Env("CC_SIM_CNP", 4000) * kUs;
+	// host noise: each sender stalls, at a rate of stall_pm per mille per
+	// ms, for up to stall_ms (uniform): a TCG guest's CPU going elsewhere
+	const double stall_pm = (double)Env("CC_SIM_STALL_PM", stall_pm_def);
+	const u64 stall_max = Env("CC_SIM_STALL_MS", stall_ms_def) * kMs;
 	mrxe_ecn_cc_params ep;
 	mrxe_ecn_cc_params_from_dcqcn(&ep, &dp);	/* as mrxe_cc.c */
 	ep.ai_kbps = Env("CC_SIM_EAI", ep.ai_kbps);
@@ -127,6 +137,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	ep.max_clean = Env("CC_SIM_EC", ep.max_clean);
 	ep.hyper_after = Env("CC_SIM_EH", ep.hyper_after);
 	ep.fr_after = Env("CC_SIM_EFR", ep.fr_after);
+	ep.dlv_alpha = Env("CC_SIM_EDLV", ep.dlv_alpha);
 	for (int i = 0; i < n; i++) {
 		mrxe_dcqcn_init(&fl[i].rp, &dp);
 		mrxe_ecn_cc_init(&fl[i].ecn, &ep);
@@ -146,6 +157,11 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 				mrxe_dcqcn_tick(&f.rp, now);
 			f.credit += (double)Rate(f, algo) * kStep / 8e6;
 			f.credit = (std::min)(f.credit, 2.0 * kPkt);
+			if (stall_pm > 0 && now >= f.stall_until &&
+			    uni(rng) < stall_pm / 1000 * kStep / kMs)
+				f.stall_until = now + (u64)(uni(rng) * stall_max);
+			if (now < f.stall_until)
+				continue;
 			while (f.credit >= kPkt) {
 				f.credit -= kPkt;
 				if (algo == Algo::Dcqcn)
@@ -229,7 +245,8 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 			for (int i = 0; i < n; i++)
 				win_start[i] = fl[i].delivered;
 		}
-		if (getenv("CC_SIM_TRACE") && now % (500 * kMs) == 0) {
+		if (getenv("CC_SIM_TRACE") && (now % (500 * kMs) == 0 ||
+		    (Env("CC_SIM_TRACE", 0) > 1 && now < kS && now % (20 * kMs) == 0))) {
 			std::printf("t=%.1f q=%llu avg=%.0f rates", (double)now / kS,
 				    (unsigned long long)qbytes, avg);
 			for (auto &f : fl)
@@ -334,6 +351,41 @@ TEST(CcSim, MetaFairShareSoonerAndShallowerQueueThanDcqcn)
 		    (unsigned long long)q99[1][2]);
 	EXPECT_LT(fair[1][2], fair[0][2]);
 	EXPECT_LT(q99[1][2], q99[0][2]);
+}
+
+// Host noise, as in the lab's TCG guest: each sender stops (its CPU goes
+// elsewhere) for up to 20 ms, 50 times a second on average (Simulate's
+// stall model).  Cutting from a round's delivery rate in steady state cut
+// a stalled sender from what its stall let through, and fast recovery
+// returned it only there: median Jain 0.88 (lowest 0.69) over five seeds
+// while DCQCN, which cuts from its rate, kept 0.998; the lab showed the
+// same (bench/cc-fairness.sh: Jain 0.84-0.97, one QP at half the others'
+// rate for seconds).  Only heavy marking (alpha >= dlv_alpha, a start or
+// an incast) cuts from the delivery rate now.  The median utilisation
+// must stay within 5% of DCQCN's under the same noise.
+TEST(CcSim, MetaFairUnderHostStalls)
+{
+	std::vector<double> jain[2], util[2];
+
+	for (u64 seed = 1; seed <= 5; seed++) {
+		for (int a = 0; a < 2; a++) {
+			Result r = Simulate(a ? Algo::Meta : Algo::Dcqcn, 30 * kS,
+					    10 * kS, 5 * kS, seed, 500, 50, 20);
+			jain[a].push_back(r.jain);
+			util[a].push_back(r.util);
+			EXPECT_EQ(r.drops, 0u) << (a ? "metaroce" : "dcqcn") << " seed " << seed;
+		}
+	}
+	for (int a = 0; a < 2; a++) {
+		std::sort(jain[a].begin(), jain[a].end());
+		std::sort(util[a].begin(), util[a].end());
+	}
+	std::printf("host stalls, median over 5 seeds: jain dcqcn %.3f metaroce %.3f "
+		    "(lowest %.3f), utilisation dcqcn %.3f metaroce %.3f\n",
+		    jain[0][2], jain[1][2], jain[1][0], util[0][2], util[1][2]);
+	EXPECT_GE(jain[1][2], 0.95);
+	EXPECT_GE(jain[1][0], 0.90);
+	EXPECT_GE(util[1][2], 0.95 * util[0][2]);
 }
 
 // Issue 14: "zero drops at the bottleneck queue".  Four flows start at

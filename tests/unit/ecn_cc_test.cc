@@ -4,6 +4,7 @@
 // clean rounds; randomized runs check the invariant of mrxe_ecn_cc.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -46,7 +47,8 @@ TEST(EcnCc, OneCutPerRtt)
 	EXPECT_LT(c.rate_kbps, kLine / 2);
 }
 
-// alpha follows alpha = (1-g) alpha + g F per round, F the marked fraction.
+// alpha follows alpha = (1-g) alpha + g F per round, F the marked fraction
+// (the first round is marked: alpha holds 1 until the first cut).
 TEST(EcnCc, AlphaPerRound)
 {
 	mrxe_ecn_cc c;
@@ -57,7 +59,7 @@ TEST(EcnCc, AlphaPerRound)
 
 	mrxe_ecn_cc_init(&c, &p);
 	for (int r = 0; r < 50; r++) {
-		int marked = r % 4;	// F = marked / 4
+		int marked = (r + 1) % 4;	// F = marked / 4
 		for (int k = 0; k < 4; k++)
 			mrxe_ecn_cc_ack(&c, 1000, k < marked ? 1000 : 0,
 					now + k * 10 * kUs, rtt);
@@ -78,14 +80,18 @@ TEST(EcnCc, CutScalesWithAlpha)
 
 	p.ai_kbps = 0;
 	mrxe_ecn_cc_init(&c, &p);
-	// 12500 B per 100 us: the line rate is delivered (the cut's base)
+	// a first cut (alpha 1: half), then alpha follows the marks
+	mrxe_ecn_cc_ack(&c, 4096, 4096, now, rtt);
+	ASSERT_EQ(c.rate_kbps, kLine / 2);
+	now += rtt;
+	// 6250 B per 100 us: the rate is delivered (the cut's base)
 	for (int r = 0; r < 100; r++, now += rtt)	// 100 clean rounds
-		mrxe_ecn_cc_ack(&c, 12500, 0, now, rtt);
-	mrxe_ecn_cc_ack(&c, 12500, 12500, now, rtt);
+		mrxe_ecn_cc_ack(&c, 6250, 0, now, rtt);
+	mrxe_ecn_cc_ack(&c, 6250, 6250, now, rtt);
 	// the ACK closed the last clean round first: the cut uses that alpha
 	double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
 	EXPECT_LT(alpha, 0.01);
-	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), 2);
+	EXPECT_NEAR((double)c.rate_kbps, kLine / 2 * (1 - alpha / 2), 2);
 }
 
 // A sender that delivers well below its rate (a 4:1 start into one link,
@@ -190,6 +196,79 @@ TEST(EcnCc, IdleTimeIsNoDeliveryRate)
 	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), kLine * 0.01);
 }
 
+// bytes of one ACK every 100 us at @kbps
+u64 Per100us(u64 kbps)
+{
+	return kbps * 100 / 8 / 1000;
+}
+
+// A round in which the sender's host stalled delivers little.  In steady
+// state (alpha low) a mark after it cuts from the rate: a low delivery
+// rate there is the sender's own stall, and cutting from it left a stalled
+// flow far below its share for seconds (cc_sim_test,
+// CcSim.MetaFairUnderHostStalls).  While the marking is heavy (alpha >=
+// dlv_alpha: a start, an incast) it cuts from the delivery rate.
+TEST(EcnCc, HostStallCutsFromTheRateOnceAlphaIsLow)
+{
+	const u64 rtt = 1000 * kUs;
+
+	for (int clean_rounds : { 100, 2 }) {
+		mrxe_ecn_cc_params p = Params();
+		mrxe_ecn_cc c;
+		u64 now = 0;
+
+		p.ai_kbps = 0;
+		p.dlv_alpha = MRXE_ECN_CC_ONE / 2;
+		mrxe_ecn_cc_init(&c, &p);
+		// a first cut: from the line to half (alpha 1)
+		mrxe_ecn_cc_ack(&c, 4096, 4096, now, rtt);
+		ASSERT_EQ(c.rate_kbps, kLine / 2);
+		now += 100 * kUs;
+		for (int i = 0; i < 10 * clean_rounds; i++, now += 100 * kUs)
+			mrxe_ecn_cc_ack(&c, Per100us(kLine / 2), 0, now, rtt);
+		// the stall: one round at a tenth of the line rate
+		for (int i = 0; i < 10; i++, now += 100 * kUs)
+			mrxe_ecn_cc_ack(&c, Per100us(kLine / 10), 0, now, rtt);
+		mrxe_ecn_cc_ack(&c, Per100us(kLine / 10), Per100us(kLine / 10),
+				now, rtt);
+		ASSERT_EQ(c.cuts, 2u);
+		double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
+		double base = clean_rounds > 10 ? kLine / 2 : kLine / 10;
+		EXPECT_EQ(alpha < 0.5, clean_rounds > 10) << alpha;
+		EXPECT_NEAR((double)c.rate_kbps, base * (1 - alpha / 2),
+			    base * 0.05) << clean_rounds;
+	}
+}
+
+// RFC 8257 4.2 starts alpha at 1 so that the first reaction halves, as
+// TCP's does.  Rounds before the first cut do not lower it: a QP that ran
+// alone, clean, before the others started and filled the queue is not
+// lightly marked, it has not met the bottleneck yet.  With alpha decayed
+// the first cut was a few percent and from the rate, and the 4:1 start
+// overflowed the lab's queue.  From the first cut on alpha follows the
+// marked fraction.
+TEST(EcnCc, AlphaHoldsUntilTheFirstCut)
+{
+	const u64 rtt = 1000 * kUs, dlv = kLine / 4;
+	mrxe_ecn_cc_params p = Params();
+	mrxe_ecn_cc c;
+	u64 now = 0;
+
+	p.ai_kbps = 0;
+	p.dlv_alpha = MRXE_ECN_CC_ONE / 2;
+	mrxe_ecn_cc_init(&c, &p);
+	for (int i = 0; i < 10 * 50; i++, now += 100 * kUs)
+		mrxe_ecn_cc_ack(&c, Per100us(dlv), 0, now, rtt);
+	EXPECT_EQ(c.alpha, MRXE_ECN_CC_ONE);
+	mrxe_ecn_cc_ack(&c, Per100us(dlv), Per100us(dlv), now, rtt);
+	ASSERT_EQ(c.cuts, 1u);
+	// from the delivery rate, halved
+	EXPECT_NEAR((double)c.rate_kbps, dlv / 2.0, dlv * 0.02);
+	for (int i = 0; i < 10 * 3; i++, now += 100 * kUs)
+		mrxe_ecn_cc_ack(&c, Per100us(dlv / 2), 0, now, rtt);
+	EXPECT_LT(c.alpha, MRXE_ECN_CC_ONE);
+}
+
 TEST(EcnCc, RandomizedInvariantAndConvergence)
 {
 	std::mt19937_64 rng(8257);
@@ -205,6 +284,7 @@ TEST(EcnCc, RandomizedInvariantAndConvergence)
 		p.max_clean = rng() % (MRXE_ECN_CC_MAX_CLEAN + 2);
 		p.hyper_after = rng() % (MRXE_ECN_CC_HYPER_AFTER + 2);
 		p.fr_after = rng() % 4;
+		p.dlv_alpha = rng() % (MRXE_ECN_CC_ONE + 2);
 		mrxe_ecn_cc_init(&c, &p);
 		for (int step = 0; step < 3000; step++) {
 			u64 acked = rng() % 65536, ce = rng() % 3 ? 0 : rng() % (acked + 1);
