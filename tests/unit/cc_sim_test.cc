@@ -32,6 +32,8 @@ extern "C" {
 #include "mrxe_ecn_cc.h"
 }
 
+#include "sim_seeds.h"
+
 namespace {
 
 constexpr u64 kUs = 1000, kMs = 1000 * kUs, kS = 1000 * kMs;
@@ -44,8 +46,7 @@ double kRedPmax = 0.1;
 // CC_SIM_<NAME>=value overrides a parameter (exploration only)
 u64 Env(const char *name, u64 def)
 {
-	const char *v = getenv(name);
-	return v ? strtoull(v, nullptr, 0) : def;
+	return sim_env(name, def);
 }
 constexpr u64 kStep = 10 * kUs;
 
@@ -129,6 +130,9 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	// ms, for up to stall_ms (uniform): a TCG guest's CPU going elsewhere
 	const double stall_pm = (double)Env("CC_SIM_STALL_PM", stall_pm_def);
 	const u64 stall_max = Env("CC_SIM_STALL_MS", stall_ms_def) * kMs;
+	// CC_SIM_TRACE: rates every 500 ms; 2: also every 20 ms of the first s
+	const u64 trace = getenv("CC_SIM_TRACE") ?
+			  (std::max)(Env("CC_SIM_TRACE", 1), (u64)1) : 0;
 	mrxe_ecn_cc_params ep;
 	mrxe_ecn_cc_params_from_dcqcn(&ep, &dp);	/* as mrxe_cc.c */
 	ep.ai_kbps = Env("CC_SIM_EAI", ep.ai_kbps);
@@ -245,8 +249,8 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 			for (int i = 0; i < n; i++)
 				win_start[i] = fl[i].delivered;
 		}
-		if (getenv("CC_SIM_TRACE") && (now % (500 * kMs) == 0 ||
-		    (Env("CC_SIM_TRACE", 0) > 1 && now < kS && now % (20 * kMs) == 0))) {
+		if (trace && (now % (500 * kMs) == 0 ||
+			      (trace > 1 && now < kS && now % (20 * kMs) == 0))) {
 			std::printf("t=%.1f q=%llu avg=%.0f rates", (double)now / kS,
 				    (unsigned long long)qbytes, avg);
 			for (auto &f : fl)
@@ -327,28 +331,52 @@ TEST(CcSim, MetaEcnEchoFourFlowsAtTheBottleneck)
 // compared (one seed can be unlucky for either: a single 200 ms window
 // outside 0.8-1.25x resets "held").  Never reaching a held fair share
 // counts as infinitely slow.
-TEST(CcSim, MetaFairShareSoonerAndShallowerQueueThanDcqcn)
+// Both engines over RED seeds 1..5, the lab bottleneck's 30 s run with a
+// late flow (Simulate's arguments, host stalls as given); no run may drop.
+// runs[0]: DCQCN, runs[1]: MetaRoCE.
+void RunSeeds(std::vector<Result> (&runs)[2], u64 stall_pm = 0,
+	      u64 stall_ms = 0)
 {
-	std::vector<double> fair[2];
-	std::vector<u64> q99[2];
-
 	for (u64 seed = 1; seed <= 5; seed++) {
 		for (int a = 0; a < 2; a++) {
 			Result r = Simulate(a ? Algo::Meta : Algo::Dcqcn, 30 * kS,
-					    10 * kS, 5 * kS, seed);
-			fair[a].push_back(r.fair_s < 0 ? 1e9 : r.fair_s);
-			q99[a].push_back(r.p99_queue);
+					    10 * kS, 5 * kS, seed, 500, stall_pm,
+					    stall_ms);
 			EXPECT_EQ(r.drops, 0u) << (a ? "metaroce" : "dcqcn") << " seed " << seed;
+			runs[a].push_back(r);
 		}
 	}
+}
+
+// @f of each run, sorted: [2] is the median of five, [0] the lowest
+template <class F>
+std::vector<double> Sorted(const std::vector<Result> &runs, F f)
+{
+	std::vector<double> v;
+
+	for (const Result &r : runs)
+		v.push_back(f(r));
+	std::sort(v.begin(), v.end());
+	return v;
+}
+
+TEST(CcSim, MetaFairShareSoonerAndShallowerQueueThanDcqcn)
+{
+	std::vector<Result> runs[2];
+	std::vector<double> fair[2], q99[2];
+
+	RunSeeds(runs);
 	for (int a = 0; a < 2; a++) {
-		std::sort(fair[a].begin(), fair[a].end());
-		std::sort(q99[a].begin(), q99[a].end());
+		fair[a] = Sorted(runs[a], [](const Result &r) {
+			return r.fair_s < 0 ? 1e9 : r.fair_s;
+		});
+		q99[a] = Sorted(runs[a], [](const Result &r) {
+			return (double)r.p99_queue;
+		});
 	}
 	std::printf("median over 5 seeds: fair share held after dcqcn %.1f s, "
-		    "metaroce %.1f s; p99 queue dcqcn %llu B, metaroce %llu B\n",
-		    fair[0][2], fair[1][2], (unsigned long long)q99[0][2],
-		    (unsigned long long)q99[1][2]);
+		    "metaroce %.1f s; p99 queue dcqcn %.0f B, metaroce %.0f B\n",
+		    fair[0][2], fair[1][2], q99[0][2], q99[1][2]);
 	EXPECT_LT(fair[1][2], fair[0][2]);
 	EXPECT_LT(q99[1][2], q99[0][2]);
 }
@@ -365,20 +393,13 @@ TEST(CcSim, MetaFairShareSoonerAndShallowerQueueThanDcqcn)
 // must stay within 5% of DCQCN's under the same noise.
 TEST(CcSim, MetaFairUnderHostStalls)
 {
+	std::vector<Result> runs[2];
 	std::vector<double> jain[2], util[2];
 
-	for (u64 seed = 1; seed <= 5; seed++) {
-		for (int a = 0; a < 2; a++) {
-			Result r = Simulate(a ? Algo::Meta : Algo::Dcqcn, 30 * kS,
-					    10 * kS, 5 * kS, seed, 500, 50, 20);
-			jain[a].push_back(r.jain);
-			util[a].push_back(r.util);
-			EXPECT_EQ(r.drops, 0u) << (a ? "metaroce" : "dcqcn") << " seed " << seed;
-		}
-	}
+	RunSeeds(runs, 50, 20);
 	for (int a = 0; a < 2; a++) {
-		std::sort(jain[a].begin(), jain[a].end());
-		std::sort(util[a].begin(), util[a].end());
+		jain[a] = Sorted(runs[a], [](const Result &r) { return r.jain; });
+		util[a] = Sorted(runs[a], [](const Result &r) { return r.util; });
 	}
 	std::printf("host stalls, median over 5 seeds: jain dcqcn %.3f metaroce %.3f "
 		    "(lowest %.3f), utilisation dcqcn %.3f metaroce %.3f\n",

@@ -4,7 +4,6 @@
 // clean rounds; randomized runs check the invariant of mrxe_ecn_cc.h.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -24,6 +23,12 @@ mrxe_ecn_cc_params Params(u64 line = kLine)
 
 	mrxe_ecn_cc_params_default(&p, line);
 	return p;
+}
+
+// bytes of one ACK every 100 us at @kbps
+u64 Per100us(u64 kbps)
+{
+	return kbps * 100 / 8 / 1000;
 }
 
 // The first CE echo cuts at once (alpha = 1: half), a second one in the
@@ -108,7 +113,7 @@ TEST(EcnCc, CutFromTheDeliveryRate)
 		mrxe_ecn_cc c;
 		u64 now = 0;
 		// 10 ACKs per round, each dlv_kbps x 100 us
-		const u64 bytes = dlv_kbps * 100 / 8 / 1000;
+		const u64 bytes = Per100us(dlv_kbps);
 
 		mrxe_ecn_cc_init(&c, &p);
 		for (int i = 0; i < 25; i++, now += 100 * kUs)
@@ -135,7 +140,7 @@ TEST(EcnCc, FastRecoveryAfterOneMark)
 {
 	const u64 rtt = 1000 * kUs, dlv_kbps = kLine / 5;
 	// 10 ACKs per round, each dlv_kbps x 100 us
-	const u64 bytes = dlv_kbps * 100 / 8 / 1000;
+	const u64 bytes = Per100us(dlv_kbps);
 
 	for (u32 fr : { 0u, 2u }) {
 		mrxe_ecn_cc_params p = Params();
@@ -194,12 +199,6 @@ TEST(EcnCc, IdleTimeIsNoDeliveryRate)
 	EXPECT_EQ(c.cuts, 1u);
 	double alpha = (double)c.alpha / MRXE_ECN_CC_ONE;
 	EXPECT_NEAR((double)c.rate_kbps, kLine * (1 - alpha / 2), kLine * 0.01);
-}
-
-// bytes of one ACK every 100 us at @kbps
-u64 Per100us(u64 kbps)
-{
-	return kbps * 100 / 8 / 1000;
 }
 
 // A round in which the sender's host stalled delivers little.  In steady

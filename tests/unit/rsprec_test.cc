@@ -747,13 +747,6 @@ struct SimResult {
 
 constexpr u32 kWnd = 512;
 
-u64 Env(const char *name, u64 def)
-{
-	const char *v = getenv(name);
-
-	return v ? strtoull(v, nullptr, 0) : def;
-}
-
 class Sim {
 	struct Pkt {
 		u64 at;
@@ -1486,8 +1479,8 @@ TEST(RspRecSim, HeavyJitterCompletes)
 		c.jitter = 4 * kMs;
 		c.rsp_gap = 50 * kUs;
 		c.ack_rtt = true;
-		c.dup = Env("RSP_SIM_DUP", 20) / 100.0;
-		c.reo_wnd_rto = Env("RSP_SIM_REORTO", 0);
+		c.dup = sim_env("RSP_SIM_DUP", 20) / 100.0;
+		c.reo_wnd_rto = sim_env("RSP_SIM_REORTO", 0);
 		c.loss_rsp = 0.02;
 		ASSERT_TRUE(Sim(c, s).run(&r));
 		EXPECT_FALSE(r.retry_exceeded);

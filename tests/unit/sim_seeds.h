@@ -30,3 +30,12 @@ inline std::vector<unsigned> sim_seeds(std::vector<unsigned> fixed, int nrandom)
 		fixed.push_back(rd());
 	return fixed;
 }
+
+// NAME=value in the environment overrides a simulation parameter
+// (exploration only; unset: @def).
+inline unsigned long long sim_env(const char *name, unsigned long long def)
+{
+	const char *v = std::getenv(name);
+
+	return v ? std::strtoull(v, nullptr, 0) : def;
+}
