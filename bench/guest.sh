@@ -265,8 +265,9 @@ netem_dropped() {
 
 # nap: 0.1 s without a process (sleep(1) is one fork and exec a call under
 # TCG, ten a second while the perftest server it waits for starts): a read
-# with a timeout on a FIFO that nobody writes
-NAP_FIFO=$OUT/.nap.$ROLE
+# with a timeout on a FIFO that nobody writes.  In the guest's tmpfs:
+# mkfifo on the 9p results share fails (ENXIO), and every nap was a sleep
+NAP_FIFO=/dev/shm/.mrxe-bench-nap.$ROLE
 rm -f "$NAP_FIFO"
 mkfifo "$NAP_FIFO" && exec {NAP_FD}<>"$NAP_FIFO"
 nap() {
