@@ -17,7 +17,6 @@ void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps)
 	p->hyper_after = 0;
 	p->fr_after = 0;
 	p->dlv_alpha = 0;
-	p->drain_8ths = 0;
 }
 
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
@@ -31,7 +30,6 @@ void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 	p->max_clean = 0;	/* any bonus overshot at the bottleneck */
 	p->fr_after = 2;	/* back to the rate cut from, not beyond */
 	p->dlv_alpha = MRXE_ECN_CC_ONE / 2;
-	p->drain_8ths = 12;	/* 1.5x */
 }
 
 void mrxe_ecn_cc_init(struct mrxe_ecn_cc *c,
@@ -160,12 +158,6 @@ void mrxe_ecn_cc_ack(struct mrxe_ecn_cc *c, u64 acked, u64 ce, u64 now_ns,
 		 * 3.1: half the FlightSize, not of cwnd)
 		 */
 		dlv = ecn_cc_delivered(c, now_ns, round);
-		/* delivering more than sending: the queue drains already */
-		if (c->p.drain_8ths &&
-		    dlv * 8 > c->rate_kbps * c->p.drain_8ths) {
-			c->drain_held++;
-			return;
-		}
 		base = dlv && 4 * dlv < 3 * c->rate_kbps &&
 		       c->alpha >= c->p.dlv_alpha ? dlv : c->rate_kbps;
 		r = (base * (2ULL * MRXE_ECN_CC_ONE - c->alpha)) >> 17;

@@ -24,20 +24,6 @@
  *              cutting from it left a stalled QP at half its share for
  *              seconds (CcSim.MetaFairUnderHostStalls; the lab's Jain
  *              0.84-0.97).
- *              No cut while the ACKs show more delivered than the rate
- *              sends (over drain_8ths / 8 of it): that data left before
- *              the last cut, whose reduction the queue has not seen yet,
- *              and it drains (RFC 3168 6.1.2 reacts once per window of
- *              data; the rates tell the marked data is old without a
- *              send time per packet).  After four QPs' start, RED's marks
- *              went on while the start's queue drained and cut them three
- *              more times, a round each, to 1.4-2.0 Mbit/s instead of 5
- *              (cc_sim_test, 10 ms propagation); a QP starting a second
- *              later found the link nearly idle, ran at the line rate and
- *              held twice its share for seconds (the lab's Jain 0.864).
- *              A first cut too small to drain the queue (from the rate,
- *              no delivery rate known yet) leaves the delivery rate below
- *              the rate, so the second one still comes a round later.
  *   per round (the caller's SRTT, at least min_round_us):
  *              F = marked / acked; alpha = (1 - g) alpha + g F (3.3),
  *              from the first cut on: alpha starts at 1 (RFC 8257 4.2,
@@ -86,7 +72,6 @@ struct mrxe_ecn_cc_params {
 	u32	hyper_after;	/* clean rounds before the bonus starts */
 	u32	fr_after;	/* clean rounds before fast recovery, 0: off */
 	u32	dlv_alpha;	/* cut from the delivery rate at alpha >= this */
-	u32	drain_8ths;	/* no cut while delivering > this/8 of the rate */
 };
 
 struct mrxe_ecn_cc {
@@ -102,7 +87,6 @@ struct mrxe_ecn_cc {
 	u32	clean;		/* rounds in a row without CE (capped) */
 	u64	tgt_kbps;	/* the rate the last cut was from, 0: none */
 	u64	cuts;
-	u64	drain_held;	/* marks not cut for: the queue was draining */
 };
 
 void mrxe_ecn_cc_params_default(struct mrxe_ecn_cc_params *p, u64 line_kbps);
@@ -122,10 +106,7 @@ struct mrxe_dcqcn_params;
  * being R_AI / 4 a round).  Cuts from the delivery rate only at alpha >=
  * 1/2 (cc_sim_test with host stalls: median Jain 0.887 -> 0.997, DCQCN
  * 0.998; without stalls fair share held after 6.4 s median instead of
- * 0.2 s, DCQCN 13.8 s).  No cut while delivering over 1.5 times the rate
- * (CcSim.MetaNoCutsWhileTheStartDrains, a QP starting 1 s after three
- * others, 10 ms each way: fair share held after 0.2 s median, 12.6 s
- * without; the other CcSim medians unchanged within the seeds' spread).
+ * 0.2 s, DCQCN 13.8 s).
  */
 void mrxe_ecn_cc_params_from_dcqcn(struct mrxe_ecn_cc_params *p,
 				   const struct mrxe_dcqcn_params *d);
