@@ -61,6 +61,9 @@ done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5 "," $6; next }
 	FNR > 1 {
 		c = $1; g = $4 + 0
+		# a QP whose perftest printed no result: no perftest_jain
+		if ($4 == "")
+			miss[c]++
 		s[c] += g; q[c] += g * g; k[c]++
 		if (!(c in mn) || g < mn[c]) mn[c] = g
 		if (!(c in mx) || g > mx[c]) mx[c] = g
@@ -70,8 +73,8 @@ done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 	END {
 		for (i = 0; i < n; i++) {
 			c = order[i]
-			jain = q[c] > 0 ? s[c] * s[c] / (k[c] * q[c]) : 0
-			printf "%s,%s,%.3f,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c,
+			jain = q[c] > 0 && !miss[c] ? sprintf("%.3f", s[c] * s[c] / (k[c] * q[c])) : ""
+			printf "%s,%s,%s,%.4f,%.4f,%.4f,%d,%.2f,%d,%d,%d,%d\n", c,
 				(c in a) ? a[c] : "0,0,0,0,-1", jain,
 				s[c], mn[c], mx[c], rd[c], 100 * rd[c] / (rs[c] + rd[c] + 1e-9), rm[c], rt[c], cn[c], cu[c]
 		}
