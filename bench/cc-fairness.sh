@@ -61,12 +61,15 @@ done | gzip -9 > "$REPO/bench/results/cc-$stamp-samples.csv.gz"
 	awk -F, 'FNR == NR { a[$1] = $2 "," $3 "," $4 "," $5 "," $6; next }
 	FNR > 1 {
 		c = $1; g = $4 + 0
-		# a QP whose perftest printed no result: no perftest_jain
-		if ($4 == "")
+		# a QP whose perftest printed no result: no perftest_jain, and
+		# the sum, min and max of the others
+		if ($4 == "") {
 			miss[c]++
-		s[c] += g; q[c] += g * g; k[c]++
-		if (!(c in mn) || g < mn[c]) mn[c] = g
-		if (!(c in mx) || g > mx[c]) mx[c] = g
+		} else {
+			s[c] += g; q[c] += g * g; k[c]++
+			if (!(c in mn) || g < mn[c]) mn[c] = g
+			if (!(c in mx) || g > mx[c]) mx[c] = g
+		}
 		rs[c] = $5; rd[c] = $6; rm[c] = $7; rt[c] = $8; cn[c] = $9; cu[c] = $10
 		if (!(c in seen)) { seen[c] = 1; order[n++] = c }
 	}
