@@ -14,7 +14,7 @@
  *              the ACKs show arriving over the last round (or the current
  *              one once it is half over), as RFC 5681 3.1 halves
  *              FlightSize, not cwnd (the 3/4 keeps a round's ACK noise
- *              from cutting a sender that runs at its rate).  Four QPs
+ *              from cutting a sender that runs at its rate).  Three QPs
  *              starting at the line rate into one link cut from what they
  *              deliver: from the rate they halved twice, a round each,
  *              while the queue overflowed (cc_sim_test,
