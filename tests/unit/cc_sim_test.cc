@@ -2,7 +2,8 @@
 // Closed-loop check of the congestion control engines (drivers/proto/
 // mrxe_dcqcn.c, mrxe_ecn_cc.c): a packet-level simulation of the lab's
 // bottleneck (selftests/mrxe_bottleneck_lib.sh: 30 Mbit/s, RED with ECN,
-// min 15 kB, max 60 kB, probability 0.5, limit 300 kB) shared by four
+// min 15 kB, max 60 kB, probability 0.5, limit 300 kB; the average
+// decays over an idle queue as Linux's RED does) shared by four
 // flows, each paced by its engine with the lab parameters of
 // selftests/mrxe_cc.sh (chosen with this simulation: with RED probability
 // 0.1, T = 8 ms and R_AI = 250 kbit/s DCQCN oscillated at 0.80
