@@ -64,6 +64,8 @@ ktap_plan() { echo "1..$1"; }
 diag() { echo "# $*"; }
 skip() { echo "SKIP: $*"; exit $KSFT_SKIP; }
 fail() { echo "FAIL: $*"; exit $KSFT_FAIL; }
+# need_cmd CMD PACKAGE: skip the test unless CMD is installed
+need_cmd() { command -v "$1" >/dev/null || skip "$1 not installed ($2)"; }
 
 # ------------------------------------------------------------ helpers ----
 

@@ -16,20 +16,9 @@ MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-150}
 PORT=19100
 TO=120
 
-setup() {
-	xfer_require datapath
-	trap xfer_cleanup EXIT
-	xfer_setup 1500
-	PORT=$((PORT + 1))
-}
-
-need() {
-	command -v "$1" >/dev/null || skip "$1 not installed ($2)"
-}
-
 test_rdma_server_client() {
-	need rdma_server rdmacm-utils
-	setup
+	need_cmd rdma_server rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		rdma_server -s "$SRV_IP" -p $PORT \
 		-- \
@@ -41,8 +30,8 @@ test_rdma_server_client() {
 # rsockets: a byte stream over RC QPs (inline data, RDMA WRITE with
 # immediate, its own flow control); -T v verifies every byte.
 test_rstream_verify() {
-	need rstream rdmacm-utils
-	setup
+	need_cmd rstream rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		rstream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
 		-- \
@@ -52,8 +41,8 @@ test_rstream_verify() {
 }
 
 test_rstream_small_nonblocking() {
-	need rstream rdmacm-utils
-	setup
+	need_cmd rstream rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		rstream -b "$SRV_IP" -p $PORT -S 100 -C 2000 -T n -T v \
 		-- \
@@ -61,8 +50,8 @@ test_rstream_small_nonblocking() {
 }
 
 test_riostream_verify() {
-	need riostream rdmacm-utils
-	setup
+	need_cmd riostream rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		riostream -b "$SRV_IP" -p $PORT -S 65536 -C 200 -T v \
 		-- \
@@ -95,8 +84,8 @@ forever_stop() {
 # is on a tmpfs (the 9p-backed directories of the lab VM cannot map it).
 test_rcopy() {
 	local src dst i
-	need rcopy rdmacm-utils
-	setup
+	need_cmd rcopy rdmacm-utils
+	xfer_test_setup
 	RCOPY_DIR=$XFER_TMP/rcopy
 	mkdir -p "$RCOPY_DIR"
 	mount -t tmpfs -o size=16m none "$RCOPY_DIR"
@@ -122,8 +111,8 @@ test_rcopy() {
 # step for all of them.
 test_cmtime() {
 	local out rc=0
-	need cmtime rdmacm-utils
-	setup
+	need_cmd cmtime rdmacm-utils
+	xfer_test_setup
 	forever_server $PORT cmtime -b "$SRV_IP" -p $PORT -c 50
 	out=$(run_b timeout $TO cmtime -s "$SRV_IP" -p $PORT -c 50 2>&1) || rc=$?
 	forever_stop
@@ -145,8 +134,8 @@ test_cmtime() {
 # that MR first: mrxe_mr_reclaim()).  No qperf may be left in D state.
 test_qperf_cm() {
 	local out rc=0 ok st
-	need qperf qperf
-	setup
+	need_cmd qperf qperf
+	xfer_test_setup
 	xfer_prefix
 	"${PFX_A[@]}" qperf -lp $PORT > "$XFER_TMP/forever.out" 2>&1 &
 	FOREVER_PID=$!
@@ -172,8 +161,8 @@ test_qperf_cm() {
 # with a clear message, not hang or crash.
 test_xsrq_refused() {
 	local out rc=0
-	need ibv_xsrq_pingpong ibverbs-utils
-	setup
+	need_cmd ibv_xsrq_pingpong ibverbs-utils
+	xfer_test_setup
 	out=$(run_a timeout 60 ibv_xsrq_pingpong -d "$DEV_A" -g "$GID_A" -p $PORT 2>&1) || rc=$?
 	echo "$out"
 	[ $rc != 124 ] || fail "ibv_xsrq_pingpong hung"

@@ -77,7 +77,7 @@ pingpong() {
 
 perf() {
 	local prog=$1 dir=$2
-	command -v "$prog" >/dev/null || skip "$prog not installed (perftest)"
+	need_cmd "$prog" perftest
 	interop_setup datapath
 	side_for "$dir"
 	PORT=$((PORT + 1))

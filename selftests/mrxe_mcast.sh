@@ -23,10 +23,6 @@ setup() {
 	xfer_setup 1500
 }
 
-need() {
-	command -v "$1" >/dev/null || skip "$1 not installed ($2)"
-}
-
 # Where a lost datagram went: both devices' counters, the veths' packet
 # counts, the receiver namespace's IP/UDP drop counters and its groups.
 mcast_diag() {
@@ -74,7 +70,7 @@ mckey_pair() {
 }
 
 test_mckey_ipv4() {
-	need mckey rdmacm-utils
+	need_cmd mckey rdmacm-utils
 	setup
 	mckey_pair 239.1.2.3 "$IP_A" "$IP_B"
 }
@@ -85,7 +81,7 @@ test_mckey_ipv4() {
 # failure.  IPv6 groups through plain verbs (MLD join) are covered above.
 test_mckey_ipv6() {
 	local out rc try
-	need mckey rdmacm-utils
+	need_cmd mckey rdmacm-utils
 	setup
 	# The probe is what tells the kernel's refusal apart, so it must reach
 	# the join: right after setup the veth may not have carrier yet and

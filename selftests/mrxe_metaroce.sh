@@ -491,8 +491,7 @@ test_meta_lossless_acks() {
 meta_rsockets() {
 	local app=$1
 	shift
-	command -v "$app" >/dev/null ||
-		skip "$app not installed (rdmacm-utils)"
+	need_cmd "$app" rdmacm-utils
 	meta_setup 1500
 	netem_set limit 100000 "$@"
 	PORT=$((PORT + 1))

@@ -24,7 +24,7 @@ TO=600
 pt_run() {
 	local prog=$1
 	shift
-	command -v "$prog" >/dev/null || skip "$prog not installed (perftest)"
+	need_cmd "$prog" perftest
 	xfer_require datapath
 	trap xfer_cleanup EXIT
 	xfer_setup 1500
@@ -53,7 +53,7 @@ pt_run() {
 pp_run() {
 	local prog=$1
 	shift
-	command -v "$prog" >/dev/null || skip "$prog not installed (ibverbs-utils)"
+	need_cmd "$prog" ibverbs-utils
 	xfer_require datapath
 	trap xfer_cleanup EXIT
 	xfer_setup 1500

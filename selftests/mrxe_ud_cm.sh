@@ -15,20 +15,9 @@ MRXE_TEST_TIMEOUT=${MRXE_TEST_TIMEOUT:-120}
 PORT=18800
 TO=600
 
-setup() {
-	xfer_require datapath
-	trap xfer_cleanup EXIT
-	xfer_setup 1500
-	PORT=$((PORT + 1))
-}
-
-need() {
-	command -v "$1" >/dev/null || skip "$1 not installed ($2)"
-}
-
 test_ibv_ud_pingpong() {
-	need ibv_ud_pingpong ibverbs-utils
-	setup
+	need_cmd ibv_ud_pingpong ibverbs-utils
+	xfer_test_setup
 	xfer_pair $TO "tcp:$PORT" \
 		ibv_ud_pingpong -d "$DEV_A" -g "$GID_A" -p $PORT -n 200 -s 512 \
 		-- \
@@ -36,8 +25,8 @@ test_ibv_ud_pingpong() {
 }
 
 test_rping_validate() {
-	need rping rdmacm-utils
-	setup
+	need_cmd rping rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		rping -s -a "$SRV_IP" -p $PORT -C 10 -S 4000 -V \
 		-- \
@@ -45,8 +34,8 @@ test_rping_validate() {
 }
 
 test_ucmatose() {
-	need ucmatose rdmacm-utils
-	setup
+	need_cmd ucmatose rdmacm-utils
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		ucmatose -b "$SRV_IP" -p $PORT -c 2 -C 20 -S 1000 \
 		-- \
@@ -54,8 +43,8 @@ test_ucmatose() {
 }
 
 test_udaddy() {
-	need udaddy rdmacm-utils
-	setup
+	need_cmd udaddy rdmacm-utils
+	xfer_test_setup
 	# udaddy always uses port 7174
 	xfer_pair $TO "cm:7174" \
 		udaddy -b "$SRV_IP" -c 2 -C 20 -S 512 \
@@ -66,8 +55,8 @@ test_udaddy() {
 perf_cm() {
 	local prog=$1
 	shift
-	need "$prog" perftest
-	setup
+	need_cmd "$prog" perftest
+	xfer_test_setup
 	xfer_pair $TO "cm:$PORT" \
 		"$prog" -R -d "$DEV_A" -x "$GID_A" -p $PORT -F "$@" \
 		-- \
@@ -81,7 +70,7 @@ test_ib_read_lat_rdma_cm() { perf_cm ib_read_lat -n 200 -s 64; }
 test_ud_wrong_qkey_and_oversized() {
 	local before after
 	python3 -c 'import pyverbs' 2>/dev/null || skip "python3-pyverbs not installed"
-	setup
+	xfer_test_setup
 	before=$(stat_value "$DEV_A" qkey_violations)
 	python3 "$MRXE_SELFTEST_DIR/mrxe_ud_qkey.py" "$DEV_B" "$GID_B" "$DEV_A" "$GID_A"
 	after=$(stat_value "$DEV_A" qkey_violations)
@@ -100,15 +89,15 @@ test_ud_wrong_qkey_and_oversized() {
 # and name the rdma_cm event (REJECTED or UNREACHABLE).
 test_cm_no_listener() {
 	local out rc
-	need rping rdmacm-utils
-	setup
+	need_cmd rping rdmacm-utils
+	xfer_test_setup
 	out=$(run_b timeout 60 rping -c -a "$SRV_IP" -p 19999 -C 1 -v 2>&1) && rc=0 || rc=$?
 	echo "rping: exit $rc"
 	echo "$out" | sed 's/^/  /'
 	[ $rc != 124 ] || fail "rping hung connecting to a port without a listener"
 	echo "$out" | grep -Eq "REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR" ||
 		fail "no rdma_cm error event reported"
-	need ucmatose rdmacm-utils
+	need_cmd ucmatose rdmacm-utils
 	out=$(run_b timeout 60 ucmatose -s "$SRV_IP" -p 19998 -c 1 -C 1 2>&1) && rc=0 || rc=$?
 	echo "ucmatose: exit $rc"
 	echo "$out" | sed 's/^/  /'

@@ -144,6 +144,15 @@ xfer_wait_gid() {
 	return 1
 }
 
+# xfer_test_setup: a test's datapath topology at netdev MTU 1500, torn
+# down when the test's process exits, and the next PORT for it.
+xfer_test_setup() {
+	xfer_require datapath
+	trap xfer_cleanup EXIT
+	xfer_setup 1500
+	PORT=$((PORT + 1))
+}
+
 # xfer_setup [MTU]: build the topology; netdev MTU (default 1500).
 xfer_setup() {
 	local mtu=${1:-1500}
