@@ -154,6 +154,16 @@ case "${LABVM_USERLAND:-host}" in
 host) ;;
 trixie)
 	[ -e "$MRXE_DEPS/trixie-root/.done" ] || die "trixie userland missing: make deps-6.12"
+	# the guest swaps in the provider built against rdma-core 56 and keeps
+	# build/'s (rdma-core 44) when there is none: that one's private verbs
+	# layout is 44's, and libibverbs 56 crashed in it (ibv_rc_pingpong -N,
+	# the extended QP's send API, segfaulted)
+	p44=$REPO/build/libmrxe-rdmav34.so p56=$REPO/build/rdma-core-56/libmrxe-rdmav34.so
+	if [ -f "$p44" ] && [ ! -f "$p56" ]; then
+		die "$p56 missing: make provider-56 (the rdma-core 44 build crashes libibverbs 56)"
+	fi
+	[ -f "$p56" ] && [ "$p44" -nt "$p56" ] &&
+		echo "labvm: warning: $p56 is older than $p44: make provider-56" >&2
 	userland_arg="labvm_userland=$MRXE_DEPS/trixie-root" ;;
 *) die "--userland: host or trixie" ;;
 esac
