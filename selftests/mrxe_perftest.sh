@@ -54,10 +54,7 @@ pp_run() {
 	local prog=$1
 	shift
 	need_cmd "$prog" ibverbs-utils
-	xfer_require datapath
-	trap xfer_cleanup EXIT
-	xfer_setup 1500
-	PORT=$((PORT + 1))
+	xfer_test_setup
 	xfer_pair $TO "tcp:$PORT" \
 		"$prog" -d "$DEV_A" -g "$GID_A" -p $PORT "$@" \
 		-- \

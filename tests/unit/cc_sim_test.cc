@@ -119,8 +119,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	std::deque<Event> back;
 	u64 qbytes = 0, drops = 0;
 	double avg = 0, link_credit = 0;
-	bool red_idle = true;		// RED's queue empty since idle_since
-	u64 idle_since = 0;
+	u64 idle_since = 0;		// RED's queue has been empty since
 	std::vector<u64> qsamples;
 	Result r;
 
@@ -143,6 +142,7 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 	// CC_SIM_TRACE: rates every 500 ms; 2: also every 20 ms of the first s
 	const u64 trace = getenv("CC_SIM_TRACE") ?
 			  (std::max)(Env("CC_SIM_TRACE", 1), (u64)1) : 0;
+	const bool red_idle_decay = Env("CC_SIM_REDIDLE", 1);
 	mrxe_ecn_cc_params ep;
 	mrxe_ecn_cc_params_from_dcqcn(&ep, &dp);	/* as mrxe_cc.c */
 	ep.ai_kbps = Env("CC_SIM_EAI", ep.ai_kbps);
@@ -181,10 +181,9 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 				if (algo == Algo::Dcqcn)
 					mrxe_dcqcn_sent(&f.rp, kPkt, now);
 				// RED (RFC 2309 style, marking ECT packets)
-				if (!qbytes && red_idle && Env("CC_SIM_REDIDLE", 1))
+				if (!qbytes && red_idle_decay)
 					avg *= std::pow(1 - kRedW,
 							(double)(now - idle_since) / kRedPktNs);
-				red_idle = false;
 				avg = (1 - kRedW) * avg + kRedW * qbytes;
 				double p = avg < kRedMin ? 0 :
 					   avg >= kRedMax ? 1 :
@@ -206,15 +205,12 @@ Result Simulate(Algo algo, u64 dur_ns, u64 measure_ns, u64 late_ns,
 			Pkt p = q.front();
 			q.pop_front();
 			qbytes -= kPkt;
+			if (!qbytes)
+				idle_since = now;
 			wire.push_back({ now + prop, p });
 		}
-		if (q.empty()) {
+		if (q.empty())
 			link_credit = (std::min)(link_credit, (double)kPkt);
-			if (!red_idle) {
-				red_idle = true;
-				idle_since = now;
-			}
-		}
 		qsamples.push_back(qbytes);
 		// receiver D: delivery, NP / ECN echo
 		while (!wire.empty() && wire.front().first <= now) {
